@@ -1,0 +1,46 @@
+"""Entry point of the `aoe` command.
+
+Each command group lives in its own module with a `register(subparsers)`
+function; this module only wires them together and turns `AoeError` into one
+line on stderr and a non-zero exit, so no user ever sees a traceback for bad
+input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from aoe_tui.domain.errors import AoeError
+
+COMMAND_MODULES = [
+    "aoe_tui.cli.match_commands",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aoe", description="Run and replay Agents of Empires matches.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except AoeError as error:
+        print(f"aoe: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("aoe: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+"""Referee events (SPEC §3) as a discriminated union on `kind`.
+
+Extra fields are kept (`extra="allow"`) because logs from other versions may
+carry more than we know, and a replay must show them. A `kind` we do not know
+becomes an `UnknownEvent` instead of an error, so new event kinds never make
+an old reader drop a match.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+MATCH_STATES = ("preparing", "running", "paused", "finished", "aborted")
+COMPETITOR_STATES = ("preparing", "building", "verifying", "durable", "incomplete", "unavailable")
+SOURCES = ("player", "harness", "provider", "arena", "controller", "unknown", "operator")
+
+
+class EventBase(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+    schema_version: int = SCHEMA_VERSION
+    sequence: int
+    elapsed_ms: int
+    kind: str
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @property
+    def territory_id(self) -> str | None:
+        return getattr(self, "territory", None)
+
+    @property
+    def agent_id(self) -> str | None:
+        return getattr(self, "agent", None)
+
+
+class MatchStateChanged(EventBase):
+    kind: Literal["match_state_changed"] = "match_state_changed"
+    from_: str = Field(alias="from")
+    to: str
+
+
+class TerritoryRegistered(EventBase):
+    kind: Literal["territory_registered"] = "territory_registered"
+    territory: str
+    class_: str = Field(alias="class")
+    agent: str
+
+
+class AgentStarted(EventBase):
+    kind: Literal["agent_started"] = "agent_started"
+    agent: str
+    territory: str
+    model: str | None = None
+
+
+class CompetitorStateChanged(EventBase):
+    kind: Literal["competitor_state_changed"] = "competitor_state_changed"
+    territory: str
+    from_: str = Field(alias="from")
+    to: str
+    reason: str | None = None
+
+
+class MilestoneEvaluationStarted(EventBase):
+    kind: Literal["milestone_evaluation_started"] = "milestone_evaluation_started"
+    territory: str
+    milestone: str
+
+
+class MilestonePassed(EventBase):
+    kind: Literal["milestone_passed"] = "milestone_passed"
+    territory: str
+    milestone: str
+    points: int
+    evidence: Any = None
+
+
+class MilestoneFailed(EventBase):
+    kind: Literal["milestone_failed"] = "milestone_failed"
+    territory: str
+    milestone: str
+    category: str | None = None
+    detail: str | None = None
+    retryable: bool = True
+
+
+class MilestoneRevoked(EventBase):
+    kind: Literal["milestone_revoked"] = "milestone_revoked"
+    territory: str
+    milestone: str
+    reason: str | None = None
+
+
+class DurableDeploymentCompleted(EventBase):
+    kind: Literal["durable_deployment_completed"] = "durable_deployment_completed"
+    territory: str
+
+
+class UsageCharged(EventBase):
+    kind: Literal["usage_charged"] = "usage_charged"
+    agent: str
+    resource_units: int | None = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_microusd: int | None = None
+
+
+class MatchFinished(EventBase):
+    kind: Literal["match_finished"] = "match_finished"
+    winner: str | None = None
+    reason: str | None = None
+
+
+class PostMatchDrainStarted(EventBase):
+    kind: Literal["post_match_drain_started"] = "post_match_drain_started"
+    pending_agents: int = 0
+    timeout_ms: int | None = None
+
+
+class AgentFinished(EventBase):
+    kind: Literal["agent_finished"] = "agent_finished"
+    agent: str
+    source: str | None = None
+    success: bool | None = None
+    detail: str | None = None
+
+
+class AgentInterrupted(EventBase):
+    kind: Literal["agent_interrupted"] = "agent_interrupted"
+    agent: str
+    source: str | None = None
+    detail: str | None = None
+
+
+class AgentOutraced(EventBase):
+    kind: Literal["agent_outraced"] = "agent_outraced"
+    agent: str
+    reason: str | None = None
+
+
+class AgentTerminated(EventBase):
+    kind: Literal["agent_terminated"] = "agent_terminated"
+    agent: str
+    reason: str | None = None
+
+
+class PostMatchDrainFinished(EventBase):
+    kind: Literal["post_match_drain_finished"] = "post_match_drain_finished"
+    captured_agents: int = 0
+    terminated_agents: int = 0
+
+
+class TerritoryStateChanged(EventBase):
+    kind: Literal["territory_state_changed"] = "territory_state_changed"
+    territory: str
+    from_: str = Field(alias="from")
+    to: str
+    reason: str | None = None
+
+
+class HealthObserved(EventBase):
+    kind: Literal["health_observed"] = "health_observed"
+    territory: str
+    healthy: bool
+    status: int | None = None
+    latency_ms: int | None = None
+    detail: str | None = None
+
+
+class ResourcesChanged(EventBase):
+    kind: Literal["resources_changed"] = "resources_changed"
+    territory: str
+    delta: int
+    remaining: int
+    reason: str | None = None
+
+
+class TerritoryEliminated(EventBase):
+    kind: Literal["territory_eliminated"] = "territory_eliminated"
+    territory: str
+    source: str | None = None
+    detail: str | None = None
+
+
+class InfrastructureFailure(EventBase):
+    kind: Literal["infrastructure_failure"] = "infrastructure_failure"
+    component: str
+    source: str | None = "arena"
+    detail: str | None = None
+    territory: str | None = None
+
+
+# Operator actions (ours; names are stable once written to a log).
+class MatchPaused(EventBase):
+    kind: Literal["match_paused"] = "match_paused"
+    source: str = "operator"
+    reason: str | None = None
+
+
+class MatchResumed(EventBase):
+    kind: Literal["match_resumed"] = "match_resumed"
+    source: str = "operator"
+    paused_ms: int = 0
+
+
+class MilestonePaused(EventBase):
+    """`territory` null means the milestone is paused for every territory."""
+
+    kind: Literal["milestone_paused"] = "milestone_paused"
+    territory: str | None = None
+    milestone: str
+    source: str = "operator"
+
+
+class MilestoneResumed(EventBase):
+    kind: Literal["milestone_resumed"] = "milestone_resumed"
+    territory: str | None = None
+    milestone: str
+    source: str = "operator"
+
+
+class MilestoneRetryRequested(EventBase):
+    kind: Literal["milestone_retry_requested"] = "milestone_retry_requested"
+    territory: str
+    milestone: str
+    source: str = "operator"
+
+
+class UnknownEvent(EventBase):
+    """Any kind this reader does not know; all its fields are kept."""
+
+
+KNOWN_EVENTS: tuple[type[EventBase], ...] = (
+    MatchStateChanged, TerritoryRegistered, AgentStarted, CompetitorStateChanged,
+    MilestoneEvaluationStarted, MilestonePassed, MilestoneFailed, MilestoneRevoked,
+    DurableDeploymentCompleted, UsageCharged, MatchFinished, PostMatchDrainStarted,
+    AgentFinished, AgentInterrupted, AgentOutraced, AgentTerminated, PostMatchDrainFinished,
+    TerritoryStateChanged, HealthObserved, ResourcesChanged, TerritoryEliminated,
+    InfrastructureFailure, MatchPaused, MatchResumed, MilestonePaused, MilestoneResumed,
+    MilestoneRetryRequested,
+)
+EVENT_CLASSES: dict[str, type[EventBase]] = {cls.model_fields["kind"].default: cls for cls in KNOWN_EVENTS}
+OPERATOR_KINDS = frozenset({"match_paused", "match_resumed", "milestone_paused", "milestone_resumed",
+                            "milestone_retry_requested"})
+
+
+def _kind_tag(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if kind in EVENT_CLASSES else "unknown"
+
+
+Event = Annotated[
+    Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in EVENT_CLASSES.items())
+          + (Annotated[UnknownEvent, Tag("unknown")],)],
+    Discriminator(_kind_tag),
+]
+EVENT_ADAPTER: TypeAdapter[EventBase] = TypeAdapter(Event)
+EVENT_LIST_ADAPTER: TypeAdapter[list[EventBase]] = TypeAdapter(list[Event])
+
+
+def parse_event(data: dict[str, Any]) -> EventBase:
+    return EVENT_ADAPTER.validate_python(data)
+
+
+def make_event(kind: str, sequence: int, elapsed_ms: int, **fields: Any) -> EventBase:
+    """Build an event of a known kind; used by writers (engine, tests)."""
+    return EVENT_CLASSES[kind].model_validate(
+        {"schema_version": SCHEMA_VERSION, "sequence": sequence, "elapsed_ms": elapsed_ms, "kind": kind, **fields}
+    )

@@ -1,0 +1,198 @@
+"""Manifest validation that reports every problem at once, each with its path.
+
+A person fixing `arena.toml` wants the whole list in one go
+(`build.milestones[2].depends_on: references unknown milestone x`), not one
+error per run, so shape errors from pydantic and the cross-reference rules of
+SPEC §2 are collected into one list of `Problem`s.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from aoe_tui.domain.manifest import Manifest
+
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+def format_location(location: tuple[Any, ...]) -> str:
+    text = ""
+    for part in location:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _shape_problems(error: ValidationError) -> list[Problem]:
+    problems = []
+    for item in error.errors():
+        location = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        if item["type"] == "missing":
+            message = "required key is missing"
+        problems.append(Problem(format_location(location), message))
+    return problems
+
+
+def validate_manifest(data: dict[str, Any]) -> tuple[Manifest | None, list[Problem]]:
+    """Parse and check a manifest; the model is None when its shape is wrong."""
+    try:
+        manifest = Manifest.model_validate(data)
+    except ValidationError as error:
+        return None, _shape_problems(error)
+    return manifest, check_rules(manifest)
+
+
+def check_rules(manifest: Manifest) -> list[Problem]:
+    problems: list[Problem] = []
+    add = lambda path, message: problems.append(Problem(path, message))  # noqa: E731
+
+    _check_ids(manifest, add)
+    _check_network(manifest, add)
+    _check_rules_table(manifest, add)
+    _check_build(manifest, add)
+    _check_territories_and_agents(manifest, add)
+    _check_visualization(manifest, add)
+    return problems
+
+
+def _check_ids(manifest: Manifest, add) -> None:
+    groups = {
+        "arena": [manifest.arena],
+        "classes": manifest.classes,
+        "territories": manifest.territories,
+        "agents": manifest.agents,
+        "build.milestones": manifest.build.milestones if manifest.build else [],
+        "visualization.nodes": manifest.visualization.nodes if manifest.visualization else [],
+    }
+    for group, items in groups.items():
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            path = group if group == "arena" else f"{group}[{index}]"
+            if not ID_PATTERN.match(item.id):
+                add(f"{path}.id", f"'{item.id}' must be lowercase ASCII letters, digits and hyphens")
+            if item.id in seen:
+                add(f"{path}.id", f"duplicate id '{item.id}'")
+            seen.add(item.id)
+
+
+def _check_network(manifest: Manifest, add) -> None:
+    try:
+        network = ipaddress.ip_network(manifest.network.cidr, strict=True)
+    except ValueError:
+        add("network.cidr", f"'{manifest.network.cidr}' is not a network address")
+    else:
+        if not network.is_private or network.prefixlen != 24 or network.version != 4:
+            add("network.cidr", f"'{manifest.network.cidr}' must be a private IPv4 /24")
+    if manifest.network.allow_public_internet:
+        add("network.allow_public_internet", "must be false")
+
+
+def _check_rules_table(manifest: Manifest, add) -> None:
+    rules = manifest.rules
+    if rules.duration_seconds <= 0:
+        add("rules.duration_seconds", "must be positive")
+    if rules.tick_ms <= 0:
+        add("rules.tick_ms", "must be positive")
+    if rules.minimum_territories < 2:
+        add("rules.minimum_territories", "must be at least 2")
+    elif len(manifest.territories) < rules.minimum_territories:
+        add("territories", f"{len(manifest.territories)} territories, fewer than minimum_territories "
+                           f"{rules.minimum_territories}")
+    if rules.post_match_drain_seconds < 0:
+        add("rules.post_match_drain_seconds", "must not be negative")
+
+
+def _check_build(manifest: Manifest, add) -> None:
+    build = manifest.build
+    if build is None:
+        if manifest.arena.mode == "build_race":
+            add("build", "a build_race arena needs a [build] table")
+        return
+    ids = {m.id for m in build.milestones}
+    for index, milestone in enumerate(build.milestones):
+        path = f"build.milestones[{index}]"
+        for dep in milestone.depends_on:
+            if dep not in ids:
+                add(f"{path}.depends_on", f"references unknown milestone {dep}")
+        if not 1 <= milestone.timeout_seconds <= manifest.rules.duration_seconds:
+            add(f"{path}.timeout_seconds", f"must be between 1 and rules.duration_seconds "
+                                           f"({manifest.rules.duration_seconds})")
+        if milestone.points <= 0:
+            add(f"{path}.points", "must be positive")
+        if not milestone.verifier.strip():
+            add(f"{path}.verifier", "must name a verifier script")
+    for cycle_member in _cycle_members(build.milestones):
+        index = next(i for i, m in enumerate(build.milestones) if m.id == cycle_member)
+        add(f"build.milestones[{index}].depends_on", f"dependency cycle through {cycle_member}")
+    completion = build.completion_milestone
+    if completion not in ids:
+        add("build.completion_milestone", f"references unknown milestone {completion}")
+    elif not next(m for m in build.milestones if m.id == completion).required:
+        add("build.completion_milestone", f"milestone {completion} is not required")
+
+
+def _cycle_members(milestones) -> list[str]:
+    """Milestones that sit on a dependency cycle (reported once each)."""
+    graph = {m.id: [d for d in m.depends_on] for m in milestones}
+    on_cycle: list[str] = []
+    for start in graph:
+        stack, seen = list(graph[start]), set()
+        while stack:
+            node = stack.pop()
+            if node == start:
+                on_cycle.append(start)
+                break
+            if node in seen or node not in graph:
+                continue
+            seen.add(node)
+            stack.extend(graph[node])
+    return on_cycle
+
+
+def _check_territories_and_agents(manifest: Manifest, add) -> None:
+    classes = {c.id for c in manifest.classes}
+    territories = {t.id for t in manifest.territories}
+    for index, territory in enumerate(manifest.territories):
+        if territory.class_ not in classes:
+            add(f"territories[{index}].class", f"references unknown class {territory.class_}")
+        owners = [a for a in manifest.agents if a.territory == territory.id]
+        if len(owners) != 1:
+            add(f"territories[{index}]", f"territory {territory.id} has {len(owners)} agents, needs exactly one")
+    for index, agent in enumerate(manifest.agents):
+        if agent.territory not in territories:
+            add(f"agents[{index}].territory", f"references unknown territory {agent.territory}")
+
+
+def _check_visualization(manifest: Manifest, add) -> None:
+    visual = manifest.visualization
+    if visual is None:
+        return
+    node_ids = {n.id for n in visual.nodes}
+    milestone_ids = {m.id for m in manifest.build.milestones} if manifest.build else set()
+    for index, node in enumerate(visual.nodes):
+        if node.milestone is not None and node.milestone not in milestone_ids:
+            add(f"visualization.nodes[{index}].milestone", f"references unknown milestone {node.milestone}")
+        for axis in ("x", "y"):
+            if not 0 <= getattr(node, axis) <= 100:
+                add(f"visualization.nodes[{index}].{axis}", "must be between 0 and 100")
+    for index, link in enumerate(visual.links):
+        for end, value in (("from", link.from_), ("to", link.to)):
+            if value not in node_ids:
+                add(f"visualization.links[{index}].{end}", f"references unknown node {value}")

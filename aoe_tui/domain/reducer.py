@@ -1,0 +1,245 @@
+"""The reducer: the world is a pure fold of the events (SPEC §4).
+
+`apply_event` folds one event into a world it owns and mutates; `reduce`
+copies its starting point first, so callers (the timeline index keeps
+keyframes) never see a shared state change under them. No IO here: the same
+fold runs in the engine, the replay app and the tests that compare against
+recorded `world.json` files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from aoe_tui.domain import events as ev
+from aoe_tui.domain.world import (
+    AgentState,
+    HealthReading,
+    MilestoneState,
+    TerritoryState,
+    World,
+    milestone_pause_key,
+)
+
+
+def reduce(events: Iterable[ev.EventBase], start: World | None = None) -> World:
+    world = start.model_copy(deep=True) if start is not None else World()
+    for event in events:
+        apply_event(world, event)
+    return world
+
+
+def apply_event(world: World, event: ev.EventBase) -> World:
+    handler = _HANDLERS.get(type(event))
+    if handler is not None:
+        handler(world, event)
+    world.last_sequence = event.sequence
+    world.elapsed_ms = event.elapsed_ms
+    return world
+
+
+def _territory(world: World, territory_id: str) -> TerritoryState:
+    return world.territories.setdefault(territory_id, TerritoryState())
+
+
+def _milestone(world: World, territory_id: str, milestone_id: str) -> MilestoneState:
+    return _territory(world, territory_id).milestones.setdefault(milestone_id, MilestoneState())
+
+
+def _agent(world: World, agent_id: str) -> AgentState:
+    return world.agents.setdefault(agent_id, AgentState())
+
+
+def _match_state_changed(world: World, e: ev.MatchStateChanged) -> None:
+    world.match_state = e.to
+
+
+def _territory_registered(world: World, e: ev.TerritoryRegistered) -> None:
+    territory = _territory(world, e.territory)
+    territory.class_ = e.class_
+    territory.agent = e.agent
+
+
+def _agent_started(world: World, e: ev.AgentStarted) -> None:
+    world.agents[e.agent] = AgentState(territory=e.territory, model=e.model, running=True)
+
+
+def _competitor_state_changed(world: World, e: ev.CompetitorStateChanged) -> None:
+    _territory(world, e.territory).competitor_state = e.to
+
+
+def _evaluation_started(world: World, e: ev.MilestoneEvaluationStarted) -> None:
+    milestone = _milestone(world, e.territory, e.milestone)
+    milestone.evaluating = True
+    milestone.attempts += 1
+
+
+def _milestone_passed(world: World, e: ev.MilestonePassed) -> None:
+    territory = _territory(world, e.territory)
+    milestone = _milestone(world, e.territory, e.milestone)
+    if not milestone.passed:
+        territory.milestone_points += e.points
+        milestone.points = e.points
+        milestone.passed_at_ms = e.elapsed_ms
+    milestone.passed = True
+    milestone.evaluating = False
+    milestone.evidence = e.evidence
+    milestone.failure_category = None
+    milestone.failure_detail = None
+
+
+def _milestone_failed(world: World, e: ev.MilestoneFailed) -> None:
+    milestone = _milestone(world, e.territory, e.milestone)
+    milestone.evaluating = False
+    milestone.failure_category = e.category
+    milestone.failure_detail = e.detail
+    milestone.failures += 1
+    milestone.last_failed_at_ms = e.elapsed_ms
+
+
+def _milestone_revoked(world: World, e: ev.MilestoneRevoked) -> None:
+    territory = _territory(world, e.territory)
+    milestone = _milestone(world, e.territory, e.milestone)
+    if milestone.passed:
+        territory.milestone_points -= milestone.points
+    milestone.passed = False
+    milestone.evaluating = False
+    milestone.points = 0
+    milestone.passed_at_ms = None
+    milestone.failure_category = "revoked"
+    milestone.failure_detail = e.reason
+
+
+def _durable(world: World, e: ev.DurableDeploymentCompleted) -> None:
+    territory = _territory(world, e.territory)
+    territory.competitor_state = "durable"
+    territory.durable_at_ms = e.elapsed_ms
+
+
+def _usage_charged(world: World, e: ev.UsageCharged) -> None:
+    agent = _agent(world, e.agent)
+    agent.resource_units_used += e.resource_units or 0
+    agent.input_tokens += e.input_tokens or 0
+    agent.output_tokens += e.output_tokens or 0
+    agent.cost_microusd += e.cost_microusd or 0
+    agent.tokens_known |= e.input_tokens is not None or e.output_tokens is not None
+    agent.cost_known |= e.cost_microusd is not None
+
+
+def _match_finished(world: World, e: ev.MatchFinished) -> None:
+    world.winner = e.winner
+    world.finish_reason = e.reason
+    if world.match_state != "aborted":
+        world.match_state = "finished"
+
+
+def _agent_finished(world: World, e: ev.AgentFinished) -> None:
+    agent = _agent(world, e.agent)
+    agent.running = False
+    agent.successful = e.success
+    agent.failure_source = e.source
+    agent.terminal_state = "completed" if e.success else "failed"
+    agent.terminal_detail = e.detail
+
+
+def _agent_interrupted(world: World, e: ev.AgentInterrupted) -> None:
+    agent = _agent(world, e.agent)
+    agent.running = False
+    agent.successful = None
+    agent.failure_source = e.source
+    agent.terminal_state = "interrupted"
+    agent.terminal_detail = e.detail
+
+
+def _agent_outraced(world: World, e: ev.AgentOutraced) -> None:
+    agent = _agent(world, e.agent)
+    agent.running = False
+    agent.successful = False
+    agent.failure_source = "player"
+    agent.terminal_state = "incomplete"
+    agent.terminal_detail = e.reason
+
+
+def _agent_terminated(world: World, e: ev.AgentTerminated) -> None:
+    agent = _agent(world, e.agent)
+    agent.running = False
+    agent.successful = None
+    agent.failure_source = "controller"
+    agent.terminal_state = "terminated"
+    agent.terminal_detail = e.reason
+
+
+def _territory_state_changed(world: World, e: ev.TerritoryStateChanged) -> None:
+    _territory(world, e.territory).state = e.to
+
+
+def _health_observed(world: World, e: ev.HealthObserved) -> None:
+    _territory(world, e.territory).last_health = HealthReading(
+        healthy=e.healthy, status=e.status, latency_ms=e.latency_ms, detail=e.detail
+    )
+
+
+def _resources_changed(world: World, e: ev.ResourcesChanged) -> None:
+    _territory(world, e.territory).resources = e.remaining
+
+
+def _territory_eliminated(world: World, e: ev.TerritoryEliminated) -> None:
+    territory = _territory(world, e.territory)
+    territory.state = "eliminated"
+    territory.elimination_source = e.source
+    territory.elimination_detail = e.detail
+
+
+def _infrastructure_failure(world: World, e: ev.InfrastructureFailure) -> None:
+    world.infrastructure_failures += 1
+
+
+def _match_paused(world: World, e: ev.MatchPaused) -> None:
+    world.paused = True
+
+
+def _match_resumed(world: World, e: ev.MatchResumed) -> None:
+    world.paused = False
+
+
+def _milestone_paused(world: World, e: ev.MilestonePaused) -> None:
+    key = milestone_pause_key(e.territory, e.milestone)
+    if key not in world.paused_milestones:
+        world.paused_milestones.append(key)
+
+
+def _milestone_resumed(world: World, e: ev.MilestoneResumed) -> None:
+    key = milestone_pause_key(e.territory, e.milestone)
+    if e.territory is None:
+        # Resuming for all clears every per-territory pause of that milestone too.
+        world.paused_milestones = [k for k in world.paused_milestones if not k.endswith(f"/{e.milestone}")]
+    elif key in world.paused_milestones:
+        world.paused_milestones.remove(key)
+
+
+_HANDLERS: dict[type, Callable[[World, ev.EventBase], None]] = {
+    ev.MatchStateChanged: _match_state_changed,
+    ev.TerritoryRegistered: _territory_registered,
+    ev.AgentStarted: _agent_started,
+    ev.CompetitorStateChanged: _competitor_state_changed,
+    ev.MilestoneEvaluationStarted: _evaluation_started,
+    ev.MilestonePassed: _milestone_passed,
+    ev.MilestoneFailed: _milestone_failed,
+    ev.MilestoneRevoked: _milestone_revoked,
+    ev.DurableDeploymentCompleted: _durable,
+    ev.UsageCharged: _usage_charged,
+    ev.MatchFinished: _match_finished,
+    ev.AgentFinished: _agent_finished,
+    ev.AgentInterrupted: _agent_interrupted,
+    ev.AgentOutraced: _agent_outraced,
+    ev.AgentTerminated: _agent_terminated,
+    ev.TerritoryStateChanged: _territory_state_changed,
+    ev.HealthObserved: _health_observed,
+    ev.ResourcesChanged: _resources_changed,
+    ev.TerritoryEliminated: _territory_eliminated,
+    ev.InfrastructureFailure: _infrastructure_failure,
+    ev.MatchPaused: _match_paused,
+    ev.MatchResumed: _match_resumed,
+    ev.MilestonePaused: _milestone_paused,
+    ev.MilestoneResumed: _milestone_resumed,
+}

@@ -1,0 +1,105 @@
+"""Commands over saved matches and manifests: replay, inspect, info, validate.
+
+They are the scriptable face of the store layer: `--json` output is stable
+and machine-readable, the plain output is for a person at a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.store.manifest_file import manifest_problems
+from aoe_tui.store.saved_match import SavedMatch, load_match
+from aoe_tui.store.summary import match_summary_lines
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def replay(args: argparse.Namespace) -> int:
+    match = load_match(args.path)
+    if args.json:
+        _print_json(match.world.to_json())
+        return 0
+    from aoe_tui.cli.app_launch import open_replay
+
+    return open_replay(match)
+
+
+def inspect(args: argparse.Namespace) -> int:
+    match = load_match(args.path)
+    if not match.has_timeline:
+        raise AoeError(f"{args.path}: this match has no event timeline (world only)")
+    if not 0 <= args.sequence < len(match.events):
+        raise AoeError(f"{args.path}: no event {args.sequence} (events are 0..{len(match.events) - 1})")
+    event = match.events[args.sequence]
+    if args.json:
+        _print_json(event.to_json())
+    else:
+        data = event.to_json()
+        print(f"event #{event.sequence} at {format_clock(event.elapsed_ms)}  {event.kind}")
+        for key, value in data.items():
+            if key not in ("schema_version", "sequence", "elapsed_ms", "kind"):
+                print(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    return 0
+
+
+def info(args: argparse.Namespace) -> int:
+    match = load_match(args.path)
+    if args.json:
+        _print_json(info_json(match))
+    else:
+        print("\n".join(match_summary_lines(match)))
+    return 0
+
+
+def info_json(match: SavedMatch) -> dict:
+    world = match.world
+    return {
+        "name": match.name, "shape": match.shape, "arena": match.arena_name,
+        "territories": list(world.territories), "winner": world.winner, "match_state": world.match_state,
+        "duration_ms": world.elapsed_ms, "events": len(match.events), "has_timeline": match.has_timeline,
+    }
+
+
+def validate(args: argparse.Namespace) -> int:
+    manifest, problems = manifest_problems(Path(args.manifest))
+    if args.json:
+        _print_json({"manifest": str(args.manifest), "valid": not problems,
+                     "problems": [{"path": p.path, "message": p.message} for p in problems]})
+    elif problems:
+        for problem in problems:
+            print(f"{args.manifest}: {problem}")
+    else:
+        assert manifest is not None
+        print(f"{args.manifest}: valid ({manifest.arena.id}, {len(manifest.territories)} territories, "
+              f"{len(manifest.build.milestones) if manifest.build else 0} milestones)")
+    return 1 if problems else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("replay", help="open a saved match in the app (or print its final world with --json)")
+    p.add_argument("path", type=Path)
+    p.add_argument("--json", action="store_true", help="print the reduced final world as JSON")
+    p.set_defaults(handler=replay)
+
+    p = subparsers.add_parser("inspect", help="print one event of a saved match")
+    p.add_argument("path", type=Path)
+    p.add_argument("sequence", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=inspect)
+
+    p = subparsers.add_parser("info", help="short summary of a saved match")
+    p.add_argument("path", type=Path)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=info)
+
+    p = subparsers.add_parser("validate", help="check an arena manifest and list every problem")
+    p.add_argument("manifest", type=Path)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=validate)

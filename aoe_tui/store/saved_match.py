@@ -1,0 +1,217 @@
+"""One loader for every saved-match shape of SPEC §5.
+
+Whatever a user points at — a match directory we wrote, a published artifact
+folder, a single-file `*.match.json`, a world-only file, or an `events.jsonl`
+— comes back as one `SavedMatch`, so the app and the CLI never branch on
+where a match came from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from aoe_tui.domain.analysis import Analysis
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import EventBase
+from aoe_tui.domain.manifest import Manifest, Visualization
+from aoe_tui.domain.manifest_rules import format_location
+from aoe_tui.domain.reducer import reduce
+from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
+from aoe_tui.domain.world import World
+from aoe_tui.store.event_log import parse_event_objects, read_event_log
+
+MatchShape = Literal["directory", "published", "single-file", "world-only"]
+SINGLE_FILE_TYPE = "agents-of-empires.match"
+
+
+@dataclass
+class AgentInfo:
+    """What the match says about one agent, with "unavailable" where nothing does."""
+
+    agent_id: str
+    territory: str | None
+    model: str | None
+    adapter: str | None
+    reasoning_effort: str | None
+
+
+@dataclass
+class SavedMatch:
+    source: Path
+    shape: MatchShape
+    name: str
+    manifest: Manifest | None
+    events: list[EventBase]
+    world: World
+    recorded_world: World | None
+    agents: dict[str, AgentInfo] = field(default_factory=dict)
+    transcripts: dict[str, Transcript] = field(default_factory=dict)
+    live_tool_traces: dict[str, list[ToolTraceEntry]] = field(default_factory=dict)
+    analyses: dict[str, Analysis] = field(default_factory=dict)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    provenance: dict[str, Any] | None = None
+    visualization: Visualization | None = None
+    directory: Path | None = None
+
+    @property
+    def has_timeline(self) -> bool:
+        return bool(self.events)
+
+    @property
+    def arena_name(self) -> str:
+        if self.manifest is not None:
+            return self.manifest.arena.display_name
+        if self.provenance and self.provenance.get("arena_id"):
+            return str(self.provenance["arena_id"])
+        return "unknown arena"
+
+    def tool_trace(self, agent_id: str) -> list[ToolTraceEntry]:
+        """The agent's observable tool calls: the final transcript, else the live trace."""
+        transcript = self.transcripts.get(agent_id)
+        if transcript is not None and transcript.tool_trace:
+            return list(transcript.tool_trace)
+        return self.live_tool_traces.get(agent_id, [])
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise AoeError(f"{path}: no such file") from None
+    except OSError as error:
+        raise AoeError(f"{path}: cannot read {what} ({error.strerror})") from None
+    if not raw.strip():
+        raise AoeError(f"{path}: empty file, expected {what}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise AoeError(f"{path}: not UTF-8 text, expected {what} (binary file?)") from None
+    except json.JSONDecodeError as error:
+        raise AoeError(f"{path} line {error.lineno}: bad JSON in {what} ({error.msg})") from None
+
+
+def _model(model_type: type, data: Any, where: str):
+    try:
+        return model_type.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise AoeError(f"{where}: field {format_location(first['loc']) or '?'}: {first['msg']}") from None
+
+
+def _read_tool_trace(path: Path) -> list[ToolTraceEntry]:
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    entries = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(ToolTraceEntry.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError):
+            if number == len(lines):
+                break  # the adapter may be mid-append
+            raise AoeError(f"{path} line {number}: bad tool trace entry") from None
+    return entries
+
+
+def load_match(path: Path | str) -> SavedMatch:
+    path = Path(path)
+    if not path.exists():
+        raise AoeError(f"{path}: no such file or directory")
+    if path.is_dir():
+        return _load_directory(path)
+    if path.name == "events.jsonl":
+        return _load_directory(path.parent)
+    data = _read_json(path, "a saved match")
+    if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
+        return _load_single_file(path, data)
+    if isinstance(data, dict) and "match_state" in data and "territories" in data:
+        world = _model(World, data, str(path))
+        return SavedMatch(source=path, shape="world-only", name=path.name.split(".")[0], manifest=None,
+                          events=[], world=world, recorded_world=world, agents=_agents_from(None, world))
+    raise AoeError(f"{path}: not a saved match (expected a match directory, a *.match.json "
+                   f"with artifact_type '{SINGLE_FILE_TYPE}', or a world.json)")
+
+
+def _load_single_file(path: Path, data: dict[str, Any]) -> SavedMatch:
+    version = data.get("schema_version")
+    if version != 1:
+        raise AoeError(f"{path}: schema_version {version!r} is not supported (expected 1)")
+    manifest = _model(Manifest, data["arena"], f"{path} arena") if data.get("arena") else None
+    events = parse_event_objects(data.get("events") or [], str(path))
+    recorded = _model(World, data["world"], f"{path} world") if data.get("world") else None
+    world = reduce(events) if events else (recorded or World())
+    analyses = {agent: _model(Analysis, value, f"{path} analyses.{agent}")
+                for agent, value in (data.get("analyses") or {}).items()}
+    visual = data.get("visualization")
+    match_info = data.get("match") or {}
+    return SavedMatch(
+        source=path, shape="single-file", name=match_info.get("name") or path.name.removesuffix(".match.json"),
+        manifest=manifest, events=events, world=world, recorded_world=recorded,
+        agents=_agents_from(manifest, world), analyses=analyses, provenance=data.get("provenance"),
+        visualization=_model(Visualization, visual, f"{path} visualization") if visual else _visual(manifest),
+    )
+
+
+def _visual(manifest: Manifest | None) -> Visualization | None:
+    return manifest.visualization if manifest is not None else None
+
+
+def _agents_from(manifest: Manifest | None, world: World) -> dict[str, AgentInfo]:
+    agents: dict[str, AgentInfo] = {}
+    if manifest is not None:
+        for spec in manifest.agents:
+            agents[spec.id] = AgentInfo(spec.id, spec.territory, spec.model, spec.adapter, spec.reasoning_effort)
+    for agent_id, state in world.agents.items():
+        agents.setdefault(agent_id, AgentInfo(agent_id, state.territory, state.model, None, None))
+    for territory_id, territory in world.territories.items():
+        if territory.agent and territory.agent not in agents:
+            agents[territory.agent] = AgentInfo(territory.agent, territory_id, None, None, None)
+    return agents
+
+
+def _load_directory(directory: Path) -> SavedMatch:
+    events_path, world_path = directory / "events.jsonl", directory / "world.json"
+    if not events_path.exists() and not world_path.exists():
+        raise AoeError(f"{directory}: no match here (neither events.jsonl nor world.json)")
+    events = read_event_log(events_path) if events_path.exists() else []
+    recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
+    manifest = (_model(Manifest, _read_json(directory / "arena.json", "a manifest"), str(directory / "arena.json"))
+                if (directory / "arena.json").exists() else None)
+    provenance = _read_json(directory / "match.json", "provenance") if (directory / "match.json").exists() else None
+    world = reduce(events) if events else (recorded or World())
+    nested = (directory / "agents").is_dir()
+    match = SavedMatch(
+        source=directory, shape="directory" if nested else "published", name=directory.name, manifest=manifest,
+        events=events, world=world, recorded_world=recorded, agents=_agents_from(manifest, world),
+        provenance=provenance, visualization=_visual(manifest), directory=directory,
+    )
+    if not events and recorded is not None:
+        match.shape = "world-only"
+    for agent_id in match.agents:
+        _load_agent_files(match, agent_id, _agent_files(directory, agent_id, nested))
+    return match
+
+
+def _agent_files(directory: Path, agent_id: str, nested: bool) -> dict[str, Path]:
+    names = ("transcript.json", "transcript.live.json", "result.json", "analysis.json", "tool_trace.jsonl")
+    if nested:
+        return {name: directory / "agents" / agent_id / name for name in names}
+    return {name: directory / f"{agent_id}-{name}" for name in names}
+
+
+def _load_agent_files(match: SavedMatch, agent_id: str, files: dict[str, Path]) -> None:
+    for name in ("transcript.json", "transcript.live.json"):
+        if files[name].exists() and agent_id not in match.transcripts:
+            match.transcripts[agent_id] = _model(Transcript, _read_json(files[name], "a transcript"), str(files[name]))
+    if files["result.json"].exists():
+        match.results[agent_id] = _read_json(files["result.json"], "an agent result")
+    if files["analysis.json"].exists():
+        match.analyses[agent_id] = _model(Analysis, _read_json(files["analysis.json"], "an analysis"),
+                                          str(files["analysis.json"]))
+    if files["tool_trace.jsonl"].exists():
+        match.live_tool_traces[agent_id] = _read_tool_trace(files["tool_trace.jsonl"])

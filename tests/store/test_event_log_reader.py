@@ -1,0 +1,128 @@
+"""The tolerant-but-strict reader: what a live writer may leave is fine, a broken file is named."""
+
+import shutil
+
+import pytest
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import UnknownEvent
+from aoe_tui.store.event_log import read_event_log
+from aoe_tui.store.saved_match import load_match
+from tests.conftest import ORACLE_DIR
+
+
+def write(tmp_path, lines, trailing_newline=True):
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if trailing_newline else ""))
+    return path
+
+
+def test_reads_fixture(oracle_lines):
+    assert len(read_event_log(ORACLE_DIR / "events.jsonl")) == len(oracle_lines)
+
+
+def test_truncated_last_line_is_skipped(tmp_path, oracle_lines):
+    cut = oracle_lines[:-1] + [oracle_lines[-1][:25]]
+    events = read_event_log(write(tmp_path, cut, trailing_newline=False))
+    assert len(events) == len(oracle_lines) - 1
+
+
+def test_gap_names_file_and_line(tmp_path, oracle_lines):
+    path = write(tmp_path, oracle_lines[:10] + oracle_lines[11:])
+    with pytest.raises(AoeError, match=r"events.jsonl line 11: sequence 11 where 10 was expected \(gap\)"):
+        read_event_log(path)
+
+
+def test_duplicate_sequence(tmp_path, oracle_lines):
+    path = write(tmp_path, oracle_lines[:10] + [oracle_lines[9]] + oracle_lines[10:])
+    with pytest.raises(AoeError, match=r"line 11: .*\(duplicate\)"):
+        read_event_log(path)
+
+
+def test_bad_json_in_the_middle(tmp_path, oracle_lines):
+    lines = list(oracle_lines)
+    lines[5] = lines[5][:-3]
+    with pytest.raises(AoeError, match=r"line 6: bad JSON"):
+        read_event_log(write(tmp_path, lines))
+
+
+def test_bad_json_on_complete_last_line_is_an_error(tmp_path, oracle_lines):
+    lines = oracle_lines[:-1] + [oracle_lines[-1][:20]]
+    with pytest.raises(AoeError, match=f"line {len(lines)}: bad JSON"):
+        read_event_log(write(tmp_path, lines, trailing_newline=True))
+
+
+def test_unknown_kind_is_visible(tmp_path, oracle_lines):
+    lines = oracle_lines[:3] + ['{"schema_version":1,"sequence":3,"elapsed_ms":0,"kind":"comet_seen","size":3}']
+    events = read_event_log(write(tmp_path, lines))
+    assert isinstance(events[3], UnknownEvent) and events[3].kind == "comet_seen"
+
+
+def test_wrong_schema_version(tmp_path, oracle_lines):
+    lines = list(oracle_lines)
+    lines[2] = lines[2].replace('"schema_version":1', '"schema_version":2')
+    with pytest.raises(AoeError, match=r"line 3: schema_version 2 is not supported"):
+        read_event_log(write(tmp_path, lines))
+
+
+def test_clock_going_back(tmp_path, oracle_lines):
+    lines = list(oracle_lines)
+    lines[20] = '{"schema_version":1,"sequence":20,"elapsed_ms":1,"kind":"match_state_changed","from":"a","to":"b"}'
+    with pytest.raises(AoeError, match=r"line 21: elapsed_ms 1 goes back"):
+        read_event_log(write(tmp_path, lines))
+
+
+def test_wrong_field_type_names_field(tmp_path, oracle_lines):
+    lines = oracle_lines[:1] + ['{"schema_version":1,"sequence":1,"elapsed_ms":0,"kind":"milestone_passed",'
+                                '"territory":"t","milestone":"m","points":"many","evidence":null}']
+    with pytest.raises(AoeError, match=r"line 2: milestone_passed field points"):
+        read_event_log(write(tmp_path, lines))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(AoeError, match="no such file"):
+        read_event_log(tmp_path / "events.jsonl")
+
+
+def test_empty_log_loads_as_empty(tmp_path):
+    assert read_event_log(write(tmp_path, [], trailing_newline=False)) == []
+
+
+def test_binary_garbage(tmp_path):
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b'{"a":1}\n\xff\xfe\x00\x81garbage\x00')
+    with pytest.raises(AoeError, match=r"line 2: not UTF-8 text"):
+        read_event_log(path)
+
+
+def test_directory_with_no_match(tmp_path):
+    with pytest.raises(AoeError, match="no match here"):
+        load_match(tmp_path)
+
+
+def test_empty_world_file(tmp_path):
+    path = tmp_path / "x.world.json"
+    path.write_text("")
+    with pytest.raises(AoeError, match="empty file"):
+        load_match(path)
+
+
+def test_binary_match_file(tmp_path):
+    path = tmp_path / "x.match.json"
+    path.write_bytes(bytes(range(256)))
+    with pytest.raises(AoeError, match="not UTF-8"):
+        load_match(path)
+
+
+def test_json_that_is_not_a_match(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text('{"hello": 1}')
+    with pytest.raises(AoeError, match="not a saved match"):
+        load_match(path)
+
+
+def test_directory_with_truncated_live_log_still_loads(tmp_path, oracle_lines):
+    shutil.copytree(ORACLE_DIR, tmp_path / "m")
+    (tmp_path / "m" / "events.jsonl").write_text("\n".join(oracle_lines[:-1]) + "\n" + oracle_lines[-1][:10])
+    match = load_match(tmp_path / "m")
+    assert len(match.events) == len(oracle_lines) - 1

@@ -1,0 +1,49 @@
+"""The writer checks what it appends and leaves a valid prefix on disk at every step."""
+
+import json
+
+import pytest
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import make_event
+from aoe_tui.store.event_log import EventLogWriter, read_event_log
+
+
+def test_round_trip_matches_fixture_encoding(tmp_path, oracle_lines):
+    from aoe_tui.store.event_log import parse_event_lines
+
+    events = parse_event_lines("\n".join(oracle_lines) + "\n", "fixture")
+    with EventLogWriter(tmp_path / "events.jsonl") as writer:
+        for event in events:
+            writer.append(event)
+    written = (tmp_path / "events.jsonl").read_text().splitlines()
+    # Compared as objects: one fixture line repeats the key elapsed_ms, which JSON readers collapse.
+    assert [json.loads(line) for line in written] == [json.loads(line) for line in oracle_lines]
+    assert all(line.startswith('{"schema_version":1,"sequence":') and ", " not in line[:40] for line in written)
+
+
+def test_sequence_must_be_contiguous(tmp_path):
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 0))
+    with pytest.raises(AoeError, match="sequence 2, expected 1"):
+        writer.append(make_event("match_resumed", 2, 5))
+
+
+def test_clock_must_not_go_back(tmp_path):
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 100))
+    with pytest.raises(AoeError, match="goes back in time"):
+        writer.append(make_event("match_resumed", 1, 50))
+
+
+def test_each_append_is_on_disk_before_close(tmp_path):
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 0))
+    writer.append(make_event("milestone_failed", 1, 10, territory="t", milestone="m", detail="x"))
+    assert [e.kind for e in read_event_log(tmp_path / "events.jsonl")] == ["match_paused", "milestone_failed"]
+
+
+def test_refuses_existing_log(tmp_path):
+    (tmp_path / "events.jsonl").write_text('{"x":1}\n')
+    with pytest.raises(AoeError, match="refusing to write into an existing"):
+        EventLogWriter(tmp_path / "events.jsonl")

@@ -1,0 +1,70 @@
+"""state_at from keyframes equals a fold from zero, at every position and time."""
+
+import random
+
+from aoe_tui.domain.reducer import reduce
+from aoe_tui.store.markers import find_markers, find_stalls
+from aoe_tui.store.saved_match import load_match
+from aoe_tui.store.timeline import TimelineIndex
+from tests.conftest import MATCH_DIRS
+
+CONQUEST = next(p for p in MATCH_DIRS if p.name.startswith("first-contact"))
+QUEUE = next(p for p in MATCH_DIRS if p.name.startswith("durable-job-queue"))
+
+
+def test_state_at_equals_fold_from_zero():
+    events = load_match(CONQUEST).events
+    index = TimelineIndex(events, keyframe_every=64)
+    rng = random.Random(7)
+    for position in [-1, 0, 63, 64, 65, len(events) - 2, len(events) - 1] + rng.sample(range(len(events)), 25):
+        assert index.state_at(position) == reduce(events[: position + 1]), position
+
+
+def test_state_at_time_takes_last_event_at_or_before():
+    events = load_match(QUEUE).events
+    index = TimelineIndex(events)
+    target = events[100].elapsed_ms
+    expected_position = max(i for i, e in enumerate(events) if e.elapsed_ms <= target)
+    assert index.state_at_time(target) == reduce(events[: expected_position + 1])
+    assert index.state_at_time(-1) == reduce([])
+    assert index.duration_ms == events[-1].elapsed_ms
+
+
+def test_returned_states_are_copies():
+    index = TimelineIndex(load_match(QUEUE).events)
+    state = index.state_at(10)
+    state.match_state = "tampered"
+    assert index.state_at(10).match_state != "tampered"
+    assert index.head.match_state != "tampered"
+
+
+def test_queries():
+    events = load_match(QUEUE).events
+    index = TimelineIndex(events)
+    failed = index.query(kinds=["milestone_failed"], territory="queue-two")
+    assert failed and all(e.kind == "milestone_failed" and e.territory == "queue-two" for e in failed)
+    assert len(failed) == sum(1 for e in events if e.kind == "milestone_failed" and e.territory_id == "queue-two")
+    window = index.query(start_ms=10_000, end_ms=20_000)
+    assert window == [e for e in events if 10_000 <= e.elapsed_ms <= 20_000]
+    agent = index.query(agent="glm-queue-builder")
+    assert agent and all(e.agent_id == "glm-queue-builder" for e in agent)
+
+
+def test_live_append_grows_index():
+    events = load_match(QUEUE).events
+    index = TimelineIndex(events[:50])
+    for event in events[50:]:
+        index.append(event)
+    assert index.head == reduce(events)
+    assert index.state_at(200) == reduce(events[:201])
+
+
+def test_stalls_collapse_identical_failures():
+    events = load_match(QUEUE).events
+    stalls = find_stalls(events)
+    assert stalls
+    for stall in stalls:
+        details = {(events[p].category, events[p].detail) for p in stall.positions}
+        assert details == {(stall.category, stall.detail)} and stall.count >= 2
+    markers = find_markers(events)
+    assert any(m.kind == "stall" for m in markers) and any(m.kind == "finish" for m in markers)

@@ -17,6 +17,7 @@ from aoe_tui.domain.errors import AoeError
 COMMAND_MODULES = [
     "aoe_tui.cli.match_commands",
     "aoe_tui.cli.demo_commands",
+    "aoe_tui.cli.analysis_commands",
 ]
 
 

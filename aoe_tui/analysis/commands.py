@@ -68,7 +68,7 @@ _SYSTEMCTL_OPTIONS_WITH_VALUE = {
 _SHELLS = {"bash", "sh", "dash", "zsh", "ash", "ksh"}
 _KEYWORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "nohup", "builtin", "exec",
              "command", "setsid", "nice", "ionice", "stdbuf"}
-_HEADERS = {"for", "case", "select", "function", "done", "fi", "esac", "}", ")"}
+_HEADERS = {"for", "case", "select", "function", "done", "fi", "esac", "}"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _SQL_CHANGES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|VACUUM|REINDEX|ATTACH|PRAGMA\s+[\w.]+\s*=)",
                           re.IGNORECASE)

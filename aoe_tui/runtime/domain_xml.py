@@ -1,0 +1,108 @@
+"""The libvirt domain XML of one territory.
+
+Choices that are not obvious (all verified on this kind of machine):
+- direct kernel boot with the image's kernel/initrd, `systemd.hostname=` on the
+  command line (the hostname credential is ignored by systemd 252);
+- the match's public key arrives as the systemd credential
+  `ssh.authorized_keys.root` in an SMBIOS OEM string, so one base image serves
+  every match;
+- user-mode networking via `<qemu:commandline>` so the forwards can bind to
+  127.0.0.1 only and `restrict=on` cuts the guest off from everything else; the
+  NIC needs an explicit PCI slot or it collides with libvirt's disk;
+- qemu runs as root without relabelling, because the images live in a root-only
+  cache and must not have their ownership changed under other matches.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from aoe_tui.runtime.ports import LOOPBACK
+
+QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
+OWNER_NS = "https://aoe-tui.invalid/owner/1"
+OWNER_KIND_MATCH = "match"
+OWNER_KIND_MANUAL = "manual"
+ET.register_namespace("qemu", QEMU_NS)
+
+
+def domain_name(match_id: str, territory_id: str) -> str:
+    return f"aoe-{match_id}-{territory_id}"
+
+
+@dataclass(frozen=True)
+class DomainSpec:
+    name: str
+    territory_id: str
+    domain_type: str  # "kvm" or "qemu" (TCG)
+    vcpus: int
+    memory_mib: int
+    kernel: Path
+    initrd: Path
+    disk: Path
+    console_log: Path
+    ssh_port: int
+    service_port: int
+    guest_service_port: int
+    authorized_key: str
+    owner_pid: int
+    owner_kind: str = OWNER_KIND_MATCH
+
+    def kernel_cmdline(self) -> str:
+        return f"console=ttyS0 root=/dev/vda rw net.ifnames=0 systemd.hostname={self.territory_id}"
+
+    def netdev_arg(self) -> str:
+        return (f"user,id=n0,restrict=on,"
+                f"hostfwd=tcp:{LOOPBACK}:{self.ssh_port}-:22,"
+                f"hostfwd=tcp:{LOOPBACK}:{self.service_port}-:{self.guest_service_port}")
+
+
+def render_domain_xml(spec: DomainSpec) -> str:
+    domain = ET.Element("domain", type=spec.domain_type)
+    _text(domain, "name", spec.name)
+    metadata = ET.SubElement(domain, "metadata")
+    ET.SubElement(metadata, f"{{{OWNER_NS}}}owner", pid=str(spec.owner_pid), kind=spec.owner_kind,
+                  territory=spec.territory_id)
+    _text(domain, "memory", str(spec.memory_mib), unit="MiB")
+    _text(domain, "vcpu", str(spec.vcpus))
+    oem = ET.SubElement(ET.SubElement(domain, "sysinfo", type="smbios"), "oemStrings")
+    _text(oem, "entry", f"io.systemd.credential:ssh.authorized_keys.root={spec.authorized_key}")
+    os_element = ET.SubElement(domain, "os")
+    _text(os_element, "type", "hvm", arch="x86_64", machine="pc")
+    _text(os_element, "kernel", str(spec.kernel))
+    _text(os_element, "initrd", str(spec.initrd))
+    _text(os_element, "cmdline", spec.kernel_cmdline())
+    ET.SubElement(os_element, "smbios", mode="sysinfo")
+    ET.SubElement(ET.SubElement(domain, "features"), "acpi")
+    ET.SubElement(domain, "clock", offset="utc")
+    for event, action in (("on_poweroff", "destroy"), ("on_reboot", "restart"), ("on_crash", "destroy")):
+        _text(domain, event, action)
+    seclabel = ET.SubElement(domain, "seclabel", type="static", model="dac", relabel="no")
+    _text(seclabel, "label", "+0:+0")
+    _devices(ET.SubElement(domain, "devices"), spec)
+    commandline = ET.SubElement(domain, f"{{{QEMU_NS}}}commandline")
+    for value in ("-netdev", spec.netdev_arg(), "-device", "virtio-net-pci,netdev=n0,bus=pci.0,addr=0x9"):
+        ET.SubElement(commandline, f"{{{QEMU_NS}}}arg", value=value)
+    return ET.tostring(domain, encoding="unicode")
+
+
+def _devices(devices: ET.Element, spec: DomainSpec) -> None:
+    disk = ET.SubElement(devices, "disk", type="file", device="disk")
+    ET.SubElement(disk, "driver", name="qemu", type="qcow2")
+    ET.SubElement(disk, "source", file=str(spec.disk))
+    ET.SubElement(disk, "target", dev="vda", bus="virtio")
+    serial = ET.SubElement(devices, "serial", type="file")
+    ET.SubElement(serial, "source", path=str(spec.console_log), append="on")
+    ET.SubElement(serial, "target", port="0")
+    ET.SubElement(devices, "controller", type="usb", model="none")
+    ET.SubElement(devices, "memballoon", model="none")
+    rng = ET.SubElement(devices, "rng", model="virtio")
+    _text(rng, "backend", "/dev/urandom", model="random")
+
+
+def _text(parent: ET.Element, tag: str, text: str, **attributes: str) -> ET.Element:
+    element = ET.SubElement(parent, tag, **attributes)
+    element.text = text
+    return element

@@ -1,0 +1,202 @@
+"""One territory's VM: its disk, domain, console and SSH, as async operations.
+
+Power operations go through libvirt; anything that needs the guest's own
+cooperation (a clean reboot, reading the boot id) goes over SSH, because
+virDomainReboot does nothing on this minimal guest. A reboot is only believed
+when the boot id has changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, DomainSpec, domain_name, render_domain_xml
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
+from aoe_tui.runtime.image import ImageInfo
+from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.kvm_probe import AccelChoice
+from aoe_tui.runtime.overlay import create_overlay
+from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
+from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
+
+GUEST_SERVICE_PORT = 8080
+_ALIVE_STATES = ("running", "paused", "nostate", "shutting-down", "pmsuspended")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class TerritoryConfig:
+    match_id: str
+    territory_id: str
+    vcpus: int
+    memory_mib: int
+    directory: Path  # territories/<id> inside the match dir: overlay + console log
+    ports: TerritoryPorts
+    uri: str = DEFAULT_URI
+    guest_service_port: int = GUEST_SERVICE_PORT
+    owner_kind: str = OWNER_KIND_MATCH
+
+    @property
+    def name(self) -> str:
+        return domain_name(self.match_id, self.territory_id)
+
+
+class TerritoryVM:
+    def __init__(self, config: TerritoryConfig, hypervisor: Hypervisor, keys: MatchKeys, image: ImageInfo,
+                 accel: AccelChoice) -> None:
+        self.config = config
+        self.hypervisor = hypervisor
+        self.keys = keys
+        self.image = image
+        self.accel = accel
+        self.lifecycle_events: list[tuple[float, str]] = []
+        self.ssh = GuestSSH(config.territory_id, LOOPBACK, config.ports.ssh, keys, is_alive=self.is_running)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def territory_id(self) -> str:
+        return self.config.territory_id
+
+    @property
+    def ssh_port(self) -> int:
+        return self.config.ports.ssh
+
+    @property
+    def service_port(self) -> int:
+        return self.config.ports.service
+
+    @property
+    def overlay_path(self) -> Path:
+        return self.config.directory / "overlay.qcow2"
+
+    @property
+    def console_path(self) -> Path:
+        return self.config.directory / "console.log"
+
+    def domain_spec(self) -> DomainSpec:
+        c = self.config
+        return DomainSpec(
+            name=self.name, territory_id=c.territory_id, domain_type=self.accel.domain_type, vcpus=c.vcpus,
+            memory_mib=c.memory_mib, kernel=self.image.kernel, initrd=self.image.initrd, disk=self.overlay_path,
+            console_log=self.console_path, ssh_port=c.ports.ssh, service_port=c.ports.service,
+            guest_service_port=c.guest_service_port, authorized_key=self.keys.public_key_openssh(),
+            owner_pid=os.getpid(), owner_kind=c.owner_kind)
+
+    async def boot(self) -> None:
+        """Start the domain (creating the overlay on first boot); does not wait for SSH."""
+        if await self.hypervisor.state(self.name) is not None:
+            raise AoeError(f"territory {self.territory_id}: domain {self.name} already exists on "
+                           f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`")
+        if not self.overlay_path.exists():
+            await asyncio.to_thread(create_overlay, self.image.path, self.overlay_path)
+            self.keys.forget(LOOPBACK, self.ssh_port)  # a new disk means new host keys
+        self.config.directory.mkdir(parents=True, exist_ok=True)
+        self.console_path.write_bytes(b"")
+        self.hypervisor.watch(self.name, self._record_event)
+        await self.hypervisor.create(render_domain_xml(self.domain_spec()))
+
+    def _record_event(self, event: str) -> None:
+        self.lifecycle_events.append((time.time(), event))
+
+    async def state(self) -> str | None:
+        return await self.hypervisor.state(self.name)
+
+    async def is_running(self) -> bool:
+        return await self.state() in _ALIVE_STATES
+
+    async def wait_for_ssh(self, timeout: float) -> float:
+        """Wait until SSH answers; returns the seconds it took. The error carries the console tail."""
+        started = time.monotonic()
+        try:
+            await self.ssh.connect(timeout)
+        except SSHUnavailable as error:
+            raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
+        return time.monotonic() - started
+
+    async def run(self, command: str, timeout: float) -> CommandResult:
+        return await self.ssh.run(command, timeout)
+
+    async def boot_id(self) -> str:
+        result = await self.ssh.run("cat /proc/sys/kernel/random/boot_id", timeout=15)
+        if result.exit_status != 0:
+            raise AoeError(f"territory {self.territory_id}: cannot read boot id: {result.stderr.strip()}")
+        return result.stdout.strip()
+
+    async def reboot(self, timeout: float) -> tuple[str, str]:
+        """Reboot from inside the guest and wait until SSH shows a new boot id; returns (old, new)."""
+        deadline = time.monotonic() + timeout
+        old = await self.boot_id()
+        try:
+            await self.ssh.run("systemctl --no-block reboot", timeout=15)
+        except AoeError:
+            pass  # the connection may drop as the guest goes down; the boot id decides
+        return old, await self._wait_for_new_boot(old, deadline, "reboot")
+
+    async def hard_reset(self) -> None:
+        """Power-cut reset (virDomainReset): the guest loses whatever it had not written to disk."""
+        await self.hypervisor.reset(self.name)
+        await self.ssh.close()
+
+    async def wait_for_new_boot(self, old_boot_id: str, timeout: float) -> str:
+        """After a reset, wait until SSH answers from a boot other than `old_boot_id`."""
+        return await self._wait_for_new_boot(old_boot_id, time.monotonic() + timeout, "reset")
+
+    async def _wait_for_new_boot(self, old: str, deadline: float, what: str) -> str:
+        await self.ssh.close()
+        last_error = "boot id unchanged"
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                await self.ssh.connect(left)
+                new = await self.boot_id()
+                if new != old:
+                    return new
+            except GuestGone:
+                raise
+            except SSHUnavailable as error:
+                last_error = str(error)
+                break
+            except AoeError as error:  # connection cut mid-shutdown
+                last_error = str(error)
+            await self.ssh.close()
+            await asyncio.sleep(1)
+        raise AoeError(f"territory {self.territory_id}: guest did not come back from {what} with a new boot id "
+                       f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}")
+
+    async def suspend(self) -> None:
+        await self.hypervisor.suspend(self.name)
+
+    async def resume(self) -> None:
+        await self.hypervisor.resume(self.name)
+
+    async def destroy(self) -> None:
+        """Power off and remove the domain; safe to call twice or on a domain that never started."""
+        await self.ssh.close()
+        await self.hypervisor.destroy(self.name)
+        self.hypervisor.unwatch(self.name)
+
+    def console_tail(self, lines: int = 20, separator: str = "\n") -> str:
+        try:
+            raw = self.console_path.read_bytes()[-64 * 1024:]
+        except OSError:
+            return "(no console log)"
+        cleaned = [_ANSI.sub("", line).strip() for line in raw.decode("utf-8", errors="replace").splitlines()]
+        kept = [line for line in cleaned if line][-lines:]
+        return separator.join(kept) if kept else "(console log empty)"
+
+    def ssh_command(self) -> str:
+        """The exact command a human can paste to get a root shell in this guest."""
+        return " ".join([
+            "ssh", "-i", shlex.quote(str(self.keys.private_key_path)), "-p", str(self.ssh_port),
+            "-o", shlex.quote(f"UserKnownHostsFile={self.keys.known_hosts_path}"),
+            "-o", "StrictHostKeyChecking=yes", "-o", "IdentitiesOnly=yes", f"root@{LOOPBACK}",
+        ])

@@ -1,0 +1,200 @@
+"""One managed asyncssh connection to a guest.
+
+Guests reboot under us (that is half the game), so the connection is re-made
+on demand, and a dead guest is told apart from a slow one by asking the
+hypervisor instead of waiting out a timeout. Remote commands run in their own
+session so a timeout can kill the whole process tree in the guest, not just
+close our channel and leave an agent's runaway loop behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+import uuid
+from pathlib import Path
+from typing import Awaitable, Callable, NamedTuple
+
+import asyncssh
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.keys import MatchKeys
+
+Liveness = Callable[[], Awaitable[bool]]
+RUN_DIR = "/run/aoe-run"
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+_ATTEMPT_TIMEOUT_S = 8.0
+_RETRY_PAUSE_S = 1.0
+
+
+class CommandResult(NamedTuple):
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+class SSHUnavailable(AoeError):
+    """SSH did not answer in time (the guest may still be booting or broken)."""
+
+
+class GuestGone(AoeError):
+    """The guest's domain no longer runs; retrying cannot help."""
+
+
+class RemoteTimeout(AoeError):
+    """A remote command overran its timeout and was killed with its process group."""
+
+    def __init__(self, message: str, stdout: str, stderr: str) -> None:
+        super().__init__(message)
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def wrap_in_session(command: str, token: str) -> str:
+    """Run `command` as leader of a fresh session whose id is saved under RUN_DIR/token.
+
+    `setsid -w` keeps the SSH channel open until the command ends and passes
+    its exit status through; the saved id lets us kill the whole group.
+    """
+    pid_file = f"{RUN_DIR}/{token}"
+    inner = f'echo $$ > {pid_file}; sh -c "$1"; status=$?; rm -f {pid_file}; exit $status'
+    return f"mkdir -p {RUN_DIR} && exec setsid -w sh -c {shlex.quote(inner)} aoe-run {shlex.quote(command)}"
+
+
+def kill_session_command(token: str) -> str:
+    pid_file = f"{RUN_DIR}/{token}"
+    return f"test -s {pid_file} && kill -KILL -- -$(cat {pid_file}); rm -f {pid_file}"
+
+
+class GuestSSH:
+    def __init__(self, label: str, host: str, port: int, keys: MatchKeys, is_alive: Liveness | None = None,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
+        self.label = label
+        self.host = host
+        self.port = port
+        self.keys = keys
+        self.connect_timeout = connect_timeout
+        self._is_alive = is_alive
+        self._connection: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def connected(self) -> bool:
+        return self._connection is not None and not self._connection.is_closed()
+
+    async def connect(self, timeout: float | None = None) -> asyncssh.SSHClientConnection:
+        """The live connection, (re)connecting with retries for up to `timeout` seconds."""
+        async with self._lock:
+            if self._connection is not None and not self._connection.is_closed():
+                return self._connection
+            self._connection = await self._connect_with_retries(timeout or self.connect_timeout)
+            return self._connection
+
+    async def _connect_with_retries(self, timeout: float) -> asyncssh.SSHClientConnection:
+        deadline = time.monotonic() + timeout
+        last_error = "no attempt made"
+        while True:
+            await self._fail_if_gone()
+            left = deadline - time.monotonic()
+            try:
+                return await self._connect_once(min(_ATTEMPT_TIMEOUT_S, max(left, 1.0)))
+            except asyncssh.HostKeyNotVerifiable as error:
+                raise AoeError(
+                    f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned in "
+                    f"{self.keys.known_hosts_path} ({error.reason})") from None
+            except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
+                last_error = _describe(error)
+            if time.monotonic() + _RETRY_PAUSE_S >= deadline:
+                await self._fail_if_gone()
+                raise SSHUnavailable(
+                    f"{self.label}: SSH on {self.host}:{self.port} did not answer within {timeout:.0f} s "
+                    f"(last error: {last_error})")
+            await asyncio.sleep(_RETRY_PAUSE_S)
+
+    async def _connect_once(self, timeout: float) -> asyncssh.SSHClientConnection:
+        pinned = self.keys.pinned_line(self.host, self.port) is not None
+        connection = await asyncssh.connect(
+            self.host, self.port, username="root", client_keys=[self.keys.client_key()],
+            known_hosts=str(self.keys.known_hosts_path) if pinned else None,
+            connect_timeout=timeout, login_timeout=timeout, keepalive_interval=5, keepalive_count_max=3,
+            agent_path=None, config=[], preferred_auth="publickey")
+        if not pinned:
+            self.keys.pin(self.host, self.port, connection.get_server_host_key())
+        return connection
+
+    async def _fail_if_gone(self) -> None:
+        if self._is_alive is not None and not await self._is_alive():
+            raise GuestGone(f"{self.label}: the guest is gone (its VM is not running); SSH to {self.host}:{self.port} is impossible")
+
+    async def run(self, command: str, timeout: float, input: bytes | str | None = None) -> CommandResult:
+        """Run a shell command as root; on timeout kill its whole process tree and raise RemoteTimeout."""
+        connection = await self.connect()
+        token = uuid.uuid4().hex
+        data = input.encode() if isinstance(input, str) else input
+        try:
+            result = await connection.run(wrap_in_session(command, token), input=data, encoding=None,
+                                          check=False, timeout=timeout)
+        except asyncssh.TimeoutError as error:
+            await self._kill_session(connection, token)
+            raise RemoteTimeout(f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
+                                _text(error.stdout), _text(error.stderr)) from None
+        except (OSError, asyncssh.Error) as error:
+            self._drop()
+            await self._fail_if_gone()
+            raise AoeError(f"{self.label}: SSH connection lost while running `{_short(command)}`: {_describe(error)}") from None
+        status = result.returncode if result.returncode is not None else -1
+        return CommandResult(status, _text(result.stdout), _text(result.stderr))
+
+    async def _kill_session(self, connection: asyncssh.SSHClientConnection, token: str) -> None:
+        try:
+            await connection.run(kill_session_command(token), check=False, timeout=10)
+        except (OSError, asyncssh.Error):
+            self._drop()  # the guest went away mid-command; nothing left to kill
+
+    async def write_file(self, remote: str, data: bytes, mode: int = 0o644, timeout: float = 60.0) -> None:
+        """Atomically replace `remote` with `data` (temp file + rename in the same directory)."""
+        temporary = f"{remote}.aoe-{uuid.uuid4().hex[:8]}"
+        command = (f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(temporary)} && "
+                   f"chmod {mode:o} {shlex.quote(temporary)} && mv -f {shlex.quote(temporary)} {shlex.quote(remote)}")
+        result = await self.run(command, timeout, input=data)
+        if result.exit_status != 0:
+            raise AoeError(f"{self.label}: could not write {remote}: {result.stderr.strip() or result.exit_status}")
+
+    async def upload(self, local: Path, remote: str, timeout: float = 60.0) -> None:
+        local = Path(local)
+        try:
+            data, mode = local.read_bytes(), local.stat().st_mode & 0o777
+        except OSError as error:
+            raise AoeError(f"{local}: cannot read file to upload to {self.label}: {error.strerror}") from None
+        await self.write_file(remote, data, mode, timeout)
+
+    def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.abort()
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+            try:
+                await asyncio.wait_for(connection.wait_closed(), 5)
+            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+                connection.abort()
+
+
+def _text(value: bytes | str | None) -> str:
+    if value is None:
+        return ""
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+
+
+def _short(command: str, limit: int = 60) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())

@@ -11,34 +11,12 @@ import argparse
 import json
 from pathlib import Path
 
-from aoe_tui.analysis import analyze
+from aoe_tui.analysis.match_analyses import match_analyses
 from aoe_tui.domain.analysis import Analysis
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.domain.transcript import Transcript
-from aoe_tui.store.saved_match import SavedMatch, load_match
+from aoe_tui.store.saved_match import load_match
 
 COMMAND_PREVIEW_CHARS = 100
-
-
-def match_analyses(match: SavedMatch) -> dict[str, tuple[Analysis, str]]:
-    """agent -> (analysis, where it came from), sorted by agent id."""
-    found: dict[str, tuple[Analysis, str]] = {}
-    agents = sorted(set(match.transcripts) | set(match.live_tool_traces) | set(match.analyses))
-    for agent in agents:
-        info = match.agents.get(agent)
-        territory = info.territory if info else None
-        transcript = match.transcripts.get(agent)
-        if transcript is None and match.live_tool_traces.get(agent):
-            transcript = Transcript(model=info.model if info else None, tool_trace=match.live_tool_traces[agent])
-            source = "live tool trace"
-        else:
-            source = "transcript"
-        if transcript is not None:
-            found[agent] = (analyze(transcript, agent, territory), source)
-        else:
-            stored = match.analyses[agent]
-            found[agent] = (stored, f"stored analysis by {stored.analyzer or 'an unknown analyzer'}")
-    return found
 
 
 def analysis_lines(agent: str, analysis: Analysis, source: str) -> list[str]:

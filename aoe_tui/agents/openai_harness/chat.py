@@ -1,0 +1,216 @@
+"""One model round against a chat-completions endpoint, with bounded retries.
+
+Transient failures (429, 5xx, no answer in time, dropped connection) are
+retried with exponential backoff, honouring Retry-After; anything else (401,
+402, 403, 404, 400) cannot get better by waiting and fails at once. Every
+message that leaves this module has been through the scrubber, because some
+providers quote the request's Authorization header back in their errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from aoe_tui.agents.openai_harness.http_client import HttpFailure, HttpResponse, post_json
+from aoe_tui.agents.openai_harness.providers import ProviderConfig
+from aoe_tui.agents.openai_harness.scrub import Scrubber
+
+_TRANSIENT_STATUSES = {408, 409, 425, 429}
+_NO_EFFORT = {"", "none", "unavailable"}
+_DETAIL_LIMIT = 300
+# Fields of an assistant message that some providers need echoed back to keep
+# reasoning continuous across tool calls (DeepSeek, OpenRouter).
+_ECHOED_FIELDS = ("reasoning", "reasoning_content", "reasoning_details")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    first_delay_s: float = 2.0
+    max_delay_s: float = 60.0
+    request_timeout_s: float = 300.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based)."""
+        backoff = min(self.first_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+        return min(max(backoff, retry_after or 0.0), self.max_delay_s)
+
+
+class ProviderError(Exception):
+    def __init__(self, detail: str, status: int | None, transient: bool, retry_after: float | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class RoundUsage:
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    content: str | None
+    reasoning: str | None
+    tool_calls: list[ToolCall]
+    usage: RoundUsage
+    finish_reason: str | None
+    echoed: dict[str, Any] = field(default_factory=dict)
+
+    def as_request_message(self) -> dict[str, Any]:
+        """The assistant message to send back in the next request's history."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
+        if self.tool_calls:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.arguments}}
+                                     for c in self.tool_calls]
+        message.update(self.echoed)
+        return message
+
+
+RetryListener = Callable[[int, ProviderError, float], None]
+
+
+class ChatClient:
+    def __init__(self, provider: ProviderConfig, model: str, reasoning_effort: str, policy: RetryPolicy,
+                 scrub: Scrubber, on_retry: RetryListener | None = None) -> None:
+        self.provider = provider
+        self.model = model
+        self.reasoning_effort = reasoning_effort
+        self.policy = policy
+        self._scrub = scrub
+        self._on_retry = on_retry or (lambda _attempt, _error, _delay: None)
+
+    def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": "auto"}
+        if self.reasoning_effort.strip().lower() not in _NO_EFFORT:
+            body["reasoning_effort"] = self.reasoning_effort
+        return body
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        """One round; raises ProviderError once retries are used up or the failure is permanent."""
+        body = self.request_body(messages, tools)
+        attempt = 1
+        while True:
+            try:
+                return await self._attempt(body)
+            except ProviderError as error:
+                if not error.transient or attempt >= self.policy.max_attempts:
+                    if error.transient:
+                        error.detail = f"{error.detail} (gave up after {attempt} attempts)"
+                    raise
+                delay = self.policy.delay(attempt, error.retry_after)
+                self._on_retry(attempt, error, delay)
+                await asyncio.sleep(delay)
+                attempt += 1
+
+    async def _attempt(self, body: dict[str, Any]) -> ChatReply:
+        headers = {"Authorization": f"Bearer {self.provider.api_key}"} if self.provider.api_key else {}
+        try:
+            response = await post_json(self.provider.chat_completions_url, body, headers,
+                                       self.policy.request_timeout_s)
+        except HttpFailure as failure:
+            raise ProviderError(self._scrub(f"{self.provider.name}: {failure}"), None, transient=True) from None
+        if response.status != 200:
+            raise self._http_error(response)
+        try:
+            document = json.loads(response.body)
+        except ValueError:
+            raise ProviderError(f"{self.provider.name}: reply is not JSON", 200, transient=True) from None
+        if isinstance(document, dict) and document.get("error"):
+            raise self._error_in_body(document["error"])
+        return self._parse(document)
+
+    def _http_error(self, response: HttpResponse) -> ProviderError:
+        status = response.status
+        transient = status in _TRANSIENT_STATUSES or status >= 500
+        detail = self._scrub(f"{self.provider.name}: HTTP {status}: {_error_message(response.body)}")
+        return ProviderError(detail, status, transient, parse_retry_after(response.headers.get("retry-after")))
+
+    def _error_in_body(self, error: Any) -> ProviderError:
+        """A 200 whose body is an error (routers do this when the upstream model fails mid-way)."""
+        code = error.get("code") if isinstance(error, dict) else None
+        status = code if isinstance(code, int) else None
+        transient = status is None or status in _TRANSIENT_STATUSES or status >= 500
+        message = error.get("message") if isinstance(error, dict) else error
+        return ProviderError(self._scrub(f"{self.provider.name}: {_clip(str(message))}"), status, transient)
+
+    def _parse(self, document: Any) -> ChatReply:
+        try:
+            choice = document["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise ProviderError(f"{self.provider.name}: reply has no choices[0].message", 200, transient=True) from None
+        calls = [ToolCall(str(c.get("id") or f"call-{index}"), str(c["function"].get("name", "")),
+                          _arguments_text(c["function"].get("arguments")))
+                 for index, c in enumerate(message.get("tool_calls") or []) if isinstance(c.get("function"), dict)]
+        reasoning = message.get("reasoning") or message.get("reasoning_content")
+        echoed = {name: message[name] for name in _ECHOED_FIELDS if message.get(name)}
+        return ChatReply(message.get("content"), reasoning if isinstance(reasoning, str) else None, calls,
+                         parse_usage(document.get("usage")), choice.get("finish_reason"), echoed)
+
+
+def parse_usage(usage: Any) -> RoundUsage:
+    if not isinstance(usage, dict):
+        return RoundUsage()
+    details = usage.get("prompt_tokens_details") or {}
+    cost = usage.get("cost")
+    return RoundUsage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
+                      _int(details.get("cached_tokens")) if isinstance(details, dict) else None,
+                      float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds: either a number or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(email.utils.parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _error_message(body: bytes) -> str:
+    try:
+        document = json.loads(body)
+        error = document.get("error", document) if isinstance(document, dict) else document
+        text = error.get("message", error) if isinstance(error, dict) else error
+    except ValueError:
+        text = body.decode("utf-8", errors="replace")
+    return _clip(str(text)) or "no detail"
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _DETAIL_LIMIT else flat[: _DETAIL_LIMIT - 3] + "..."
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {})
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,90 @@
+"""One running adapter process, as the referee sees it.
+
+The adapter runs in its own session/process group, so pausing the match can
+SIGSTOP everything it started (ssh, a model client, ...) and the drain can
+kill the whole group at the deadline. Stopping politely is SIGTERM: the
+protocol asks an adapter to hand in `result.json` (status `interrupted`) and
+exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from aoe_tui.agents.protocol import AgentFiles, AgentResult, Usage, read_result, read_usage
+
+
+class AgentProcess:
+    def __init__(self, agent_id: str, territory_id: str, files: AgentFiles) -> None:
+        self.agent_id = agent_id
+        self.territory_id = territory_id
+        self.files = files
+        self._process: asyncio.subprocess.Process | None = None
+        self._stdout = self._stderr = None
+
+    async def start(self, command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        self.files.directory.mkdir(parents=True, exist_ok=True)
+        self._stdout = open(self.files.stdout, "ab")
+        self._stderr = open(self.files.stderr, "ab")
+        self._process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr,
+            env={**os.environ, **env}, cwd=str(cwd) if cwd else None, start_new_session=True)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    @property
+    def exited(self) -> bool:
+        return self._process is not None and self._process.returncode is not None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode if self._process else None
+
+    def usage(self) -> Usage | None:
+        return read_usage(self.files.usage)
+
+    def result(self) -> AgentResult | None:
+        return read_result(self.files.result)
+
+    def _signal(self, signum: int) -> None:
+        if self._process is not None and self._process.returncode is None:
+            try:
+                os.killpg(self._process.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    async def suspend(self) -> None:
+        self._signal(signal.SIGSTOP)
+
+    async def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+
+    async def request_stop(self) -> None:
+        self._signal(signal.SIGCONT)
+        self._signal(signal.SIGTERM)
+
+    async def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+        await self.wait(5)
+        self._close_logs()
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait for exit; True when it exited within `timeout` seconds."""
+        if self._process is None:
+            return True
+        try:
+            await asyncio.wait_for(self._process.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        self._close_logs()
+        return True
+
+    def _close_logs(self) -> None:
+        for handle in (self._stdout, self._stderr):
+            if handle is not None and not handle.closed:
+                handle.close()

@@ -1,0 +1,74 @@
+"""The one place events are made: number them, stamp the match clock, write, fold, tell.
+
+Every event goes through `emit`, so the log on disk, the in-memory world and
+what subscribers (the TUI, the headless printer) see can never disagree.
+Progress messages (image check, boot, SSH preflight, agent start) are not
+events — they are not part of the match record — but travel the same
+subscription so one consumer sees everything in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Union
+
+from aoe_tui.domain.events import EventBase, make_event
+from aoe_tui.domain.reducer import apply_event
+from aoe_tui.domain.world import World
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.store.event_log import EventLogWriter
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A setup step the match record does not keep: `stage` is image, boot, ssh, agent, teardown, match."""
+
+    stage: str
+    message: str
+    territory: str | None = None
+
+
+MatchUpdate = Union[EventBase, Progress]
+Subscriber = Callable[[MatchUpdate], None]
+
+
+class MatchRecorder:
+    def __init__(self, clock: MatchClock, log_path: Path | None = None) -> None:
+        self.clock = clock
+        self.world = World()
+        self.events: list[EventBase] = []
+        self._writer = EventLogWriter(log_path) if log_path is not None else None
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` with every later update; returns the unsubscribe function."""
+        self._subscribers.append(subscriber)
+        return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
+
+    def queue(self) -> asyncio.Queue[MatchUpdate]:
+        """An unbounded queue fed with every later update (for a consumer on the same loop)."""
+        updates: asyncio.Queue[MatchUpdate] = asyncio.Queue()
+        self.subscribe(updates.put_nowait)
+        return updates
+
+    def emit(self, kind: str, **fields: Any) -> EventBase:
+        event = make_event(kind, len(self.events), self.clock.elapsed_ms(), **fields)
+        if self._writer is not None:
+            self._writer.append(event)
+        self.events.append(event)
+        apply_event(self.world, event)
+        self._tell(event)
+        return event
+
+    def progress(self, stage: str, message: str, territory: str | None = None) -> None:
+        self._tell(Progress(stage, message, territory))
+
+    def _tell(self, update: MatchUpdate) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber(update)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()

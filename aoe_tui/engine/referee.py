@@ -1,0 +1,395 @@
+"""The referee: decides, tick by tick, what works in each territory.
+
+Every `rules.tick_ms` each territory that is not already being checked gets
+one evaluation task: it verifies the eligible milestones in manifest order
+(dependencies passed, not passed, not paused) and keeps chaining while they
+pass, so a good build can earn several milestones in one tick. Territories
+are checked concurrently; a slow host reboot in one never delays another.
+
+All outcomes are events (through the recorder); the referee's own state is
+only what the log cannot hold: running tasks, queued retries, the usage
+already charged, when a guest was rebooted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from aoe_tui.agents.protocol import Usage
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import Manifest, Milestone
+from aoe_tui.engine.agent_handle import AgentHandle
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.outcomes import classify_exit
+from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
+from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
+
+DURABLE_REASON = "first durable deployment"
+TIMER_REASON = "match timer expired"
+NOBODY_LEFT_REASON = "no territory left available"
+CANCELLED_DETAIL = "the match ended while this verification was running"
+
+
+class Referee:
+    def __init__(self, manifest: Manifest, hosts: dict[str, TerritoryHost], recorder: MatchRecorder,
+                 verifiers: dict[str, Path], work_dir: Path) -> None:
+        if manifest.build is None:
+            raise AoeError(f"arena {manifest.arena.id}: mode {manifest.arena.mode} has no [build]; only build races run")
+        self.manifest = manifest
+        self.build = manifest.build
+        self.hosts = hosts
+        self.recorder = recorder
+        self.clock: MatchClock = recorder.clock
+        self.verifiers = verifiers
+        self.work_dir = Path(work_dir)
+        self.agents: dict[str, AgentHandle] = {}
+        self.over = False
+        self.finished = asyncio.Event()
+        self.reboots: dict[str, list[int]] = {}
+        self._busy: dict[str, asyncio.Task] = {}
+        self._retries: dict[str, list[str]] = {t.id: [] for t in manifest.territories}
+        self._charged: dict[str, Usage] = {}
+        self._recorded_agents: set[str] = set()
+        self._unavailable: set[str] = set()
+
+    @property
+    def world(self):
+        return self.recorder.world
+
+    @property
+    def duration_ms(self) -> int:
+        return self.manifest.rules.duration_seconds * 1000
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def open_match(self, preflight_order: list[str]) -> None:
+        """Start the clock and record the opening exactly like the fixtures: running, building, registered."""
+        self.clock.start()
+        self.recorder.emit("match_state_changed", **{"from": "preparing", "to": "running"})
+        for territory_id in preflight_order:
+            self.recorder.emit("competitor_state_changed", territory=territory_id,
+                               **{"from": "preparing", "to": "building"}, reason="SSH preflight passed")
+        for territory in self.manifest.territories:
+            self.recorder.emit("territory_registered", territory=territory.id, agent=self.manifest.agent_for(territory.id).id,
+                               **{"class": territory.class_})
+
+    def agent_started(self, handle: AgentHandle) -> None:
+        spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
+        self.agents[handle.agent_id] = handle
+        self.recorder.emit("agent_started", agent=spec.id, territory=spec.territory, model=spec.model)
+
+    # -- ticks -------------------------------------------------------------------------------------
+
+    async def tick(self) -> None:
+        """One referee tick: charge usage, record agents that handed in, finish on time, start evaluations."""
+        if self.over or self.clock.paused:
+            return
+        self.charge_usage()
+        self.record_exited_agents()
+        if self.clock.elapsed_ms() >= self.duration_ms:
+            await self.finish_on_timer()
+            return
+        for territory in self.manifest.territories:
+            self._start_evaluation(territory.id)
+
+    async def settle(self) -> None:
+        """Wait for every running evaluation (tests tick, then settle, for determinism)."""
+        while self._busy:
+            await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
+
+    def _start_evaluation(self, territory_id: str) -> None:
+        if territory_id in self._busy or territory_id in self._unavailable:
+            return
+        if not self._retries[territory_id] and self._next_eligible(territory_id) is None:
+            return
+        task = asyncio.ensure_future(self._evaluate(territory_id))
+        self._busy[territory_id] = task
+        task.add_done_callback(lambda _t, tid=territory_id: self._busy.pop(tid, None))
+
+    def _next_eligible(self, territory_id: str) -> Milestone | None:
+        territory = self.world.territories.get(territory_id)
+        if territory is None or territory.competitor_state in ("durable", "unavailable"):
+            return None
+        for milestone in self.build.milestones:
+            state = territory.milestones.get(milestone.id)
+            if state is not None and (state.passed or state.evaluating):
+                continue
+            if self.world.is_milestone_paused(territory_id, milestone.id):
+                continue
+            if all(self._passed(territory_id, dep) for dep in milestone.depends_on):
+                return milestone
+        return None
+
+    def _passed(self, territory_id: str, milestone_id: str) -> bool:
+        state = self.world.territories[territory_id].milestones.get(milestone_id)
+        return state is not None and state.passed
+
+    async def _evaluate(self, territory_id: str) -> None:
+        while not self.over and not self.clock.paused:
+            queued = self._retries[territory_id]
+            milestone = self.manifest.milestone(queued.pop(0)) if queued else self._next_eligible(territory_id)
+            if milestone is None or not await self._verify_milestone(territory_id, milestone):
+                return
+
+    # -- one milestone -----------------------------------------------------------------------------
+
+    async def _verify_milestone(self, territory_id: str, milestone: Milestone) -> bool:
+        territory = self.world.territories[territory_id]
+        was_passed = territory.milestones.get(milestone.id) is not None and territory.milestones[milestone.id].passed
+        if territory.competitor_state == "building":
+            self.recorder.emit("competitor_state_changed", territory=territory_id,
+                               **{"from": "building", "to": "verifying"}, reason="milestone verification began")
+        self.recorder.emit("milestone_evaluation_started", territory=territory_id, milestone=milestone.id)
+        try:
+            outcome, category = await self._check(territory_id, milestone)
+        except asyncio.CancelledError:
+            self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id,
+                               category="cancelled", detail=CANCELLED_DETAIL, retryable=False)
+            raise
+        except TerritoryUnavailable as error:
+            await self._arena_fault(territory_id, milestone, f"territory {territory_id}", str(error))
+            return False
+        if outcome.verdict == "broken":
+            await self._arena_fault(territory_id, milestone, f"verifier {milestone.verifier}", outcome.detail or "")
+            return False
+        if outcome.passed:
+            self._store_evidence(territory_id, milestone.id, outcome.evidence)
+            self.recorder.emit("milestone_passed", territory=territory_id, milestone=milestone.id,
+                               points=milestone.points, evidence=outcome.evidence)
+            if milestone.id == self.build.completion_milestone and territory.durable_at_ms is None:
+                await self._durable(territory_id)
+            return True
+        if was_passed:
+            self.recorder.emit("milestone_revoked", territory=territory_id, milestone=milestone.id,
+                               reason=f"re-verification failed: {outcome.detail}")
+        else:
+            self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id,
+                               category=category, detail=outcome.detail, retryable=True)
+        return False
+
+    async def _check(self, territory_id: str, milestone: Milestone) -> tuple[VerifierOutcome, str]:
+        host = self.hosts[territory_id]
+        scratch = self.work_dir / "territories" / territory_id / "verifier"
+        scratch.mkdir(parents=True, exist_ok=True)
+        env = {"AOE_TERRITORY_ID": territory_id, "AOE_HOST": host.host, "AOE_SSH_PORT": str(host.ssh_port),
+               "AOE_SERVICE_PORT": str(host.service_port),
+               "AOE_PREVIOUS_EVIDENCE": str(self._write_previous_evidence(territory_id, scratch)),
+               **host.verifier_env()}
+        evidence_file = scratch / f"{milestone.id}.evidence.json"
+        script, timeout = self.verifiers[milestone.id], milestone.timeout_seconds
+        if milestone.operation == "host_reboot":
+            env["AOE_PREPARED_FILE"] = str(scratch / f"{milestone.id}.prepared.json")
+            prepared = await run_verifier(script, {**env, "AOE_VERIFY_PHASE": "before_reboot"}, timeout, evidence_file)
+            if not prepared.passed:
+                return prepared, _category(prepared)
+            self.reboots.setdefault(territory_id, []).append(self.clock.elapsed_ms())
+            try:
+                proof = await self.hosts[territory_id].reboot(timeout)
+            except RebootFailed as error:
+                return VerifierOutcome("failed", detail=f"host reboot: {error}"), "reboot_failed"
+            proof_file = scratch / "reboot-proof.json"
+            proof_file.write_text(json.dumps(proof.to_json()))
+            env.update(AOE_REBOOT_PROOF=str(proof_file), AOE_VERIFY_PHASE="after_reboot")
+        outcome = await run_verifier(script, env, timeout, evidence_file)
+        return outcome, _category(outcome)
+
+    def _write_previous_evidence(self, territory_id: str, scratch: Path) -> Path:
+        milestones = self.world.territories[territory_id].milestones
+        data = {mid: {"passed": m.passed, "evidence": m.evidence} for mid, m in milestones.items()}
+        path = scratch / "previous-evidence.json"
+        path.write_text(json.dumps(data))
+        return path
+
+    def _store_evidence(self, territory_id: str, milestone_id: str, evidence: object) -> None:
+        path = self.work_dir / "evidence" / territory_id / f"{milestone_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(evidence, indent=2) + "\n")
+
+    async def _arena_fault(self, territory_id: str, milestone: Milestone, component: str, detail: str) -> None:
+        self.recorder.emit("infrastructure_failure", component=component, source="arena", detail=detail,
+                           territory=territory_id)
+        self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id, category="arena_fault",
+                           detail=f"arena fault, not counted against the player: {detail}", retryable=True)
+        if not await self.hosts[territory_id].alive():
+            self._unavailable.add(territory_id)
+            self.recorder.emit("competitor_state_changed", territory=territory_id,
+                               **{"from": self.world.territories[territory_id].competitor_state, "to": "unavailable"},
+                               reason=detail)
+            if len(self._unavailable) == len(self.hosts):
+                await self.finish(None, NOBODY_LEFT_REASON)
+
+    async def _durable(self, territory_id: str) -> None:
+        current = self.world.territories[territory_id].competitor_state
+        self.recorder.emit("competitor_state_changed", territory=territory_id, **{"from": current, "to": "durable"},
+                           reason="completion milestone passed")
+        self.recorder.emit("durable_deployment_completed", territory=territory_id)
+        if self.build.stop_on_first_durable:
+            await self.finish(territory_id, DURABLE_REASON)
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    async def finish(self, winner: str | None, reason: str) -> None:
+        """End the match: freeze the clock, cancel other verifications, record the result."""
+        if self.over:
+            return
+        self.over = True
+        self.clock.freeze()
+        current = asyncio.current_task()
+        others = [task for task in self._busy.values() if task is not current]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        self.charge_usage()
+        self.recorder.emit("match_state_changed", **{"from": self.world.match_state, "to": "finished"})
+        self.recorder.emit("match_finished", winner=winner, reason=reason)
+        self.finished.set()
+
+    async def finish_on_timer(self) -> None:
+        await self.finish(self.timer_winner(), TIMER_REASON)
+
+    def timer_winner(self) -> str | None:
+        """The standings leader, or None on an exact tie at the top."""
+        standings = self.world.standings()
+        if not standings:
+            return None
+        if len(standings) > 1 and _rank(self.world, standings[0]) == _rank(self.world, standings[1]):
+            return None
+        return standings[0]
+
+    async def abort(self, reason: str) -> None:
+        """Record that the match was stopped from outside (Ctrl-C, a crash) — the log must say so."""
+        if self.world.match_state == "aborted":
+            return
+        self.over = True
+        self.clock.freeze()
+        for task in list(self._busy.values()):
+            task.cancel()
+        await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
+        self.recorder.emit("match_state_changed", **{"from": self.world.match_state, "to": "aborted"}, reason=reason)
+        self.finished.set()
+
+    # -- agents ------------------------------------------------------------------------------------
+
+    def charge_usage(self) -> None:
+        """Turn each agent's cumulative usage.json into `usage_charged` deltas."""
+        for agent_id, handle in self.agents.items():
+            usage = handle.usage()
+            if usage is None:
+                continue
+            before = self._charged.get(agent_id, Usage())
+            delta = {"resource_units": max(usage.resource_units - before.resource_units, 0)}
+            for field in ("input_tokens", "output_tokens", "cost_microusd"):
+                now, was = getattr(usage, field), getattr(before, field)
+                delta[field] = None if now is None else max(now - (was or 0), 0)
+            if any(delta.values()):
+                self.recorder.emit("usage_charged", agent=agent_id, **delta)
+            self._charged[agent_id] = usage
+
+    def record_exited_agents(self) -> None:
+        for agent_id, handle in self.agents.items():
+            if agent_id not in self._recorded_agents and handle.exited:
+                self.record_agent_outcome(handle)
+
+    def record_agent_outcome(self, handle: AgentHandle, kind: str | None = None, **fields) -> None:
+        """Record the one terminal event of an agent (classified from its result unless given)."""
+        if handle.agent_id in self._recorded_agents:
+            return
+        self._recorded_agents.add(handle.agent_id)
+        if kind is None:
+            kind, fields = classify_exit(handle, rebooted=bool(self.reboots.get(handle.territory_id)))
+        self.recorder.emit(kind, agent=handle.agent_id, **fields)
+
+    def unrecorded_agents(self) -> list[AgentHandle]:
+        return [h for a, h in self.agents.items() if a not in self._recorded_agents]
+
+    # -- operator controls -------------------------------------------------------------------------
+
+    def _require_running(self) -> None:
+        if self.over:
+            raise AoeError(f"match is {self.world.match_state}; operator controls only act on a running match")
+
+    def _require_territory(self, territory_id: str | None) -> None:
+        if territory_id is not None and territory_id not in self.hosts:
+            raise AoeError(f"no territory {territory_id!r} in this match (territories: {', '.join(self.hosts)})")
+
+    def _require_milestone(self, milestone_id: str) -> None:
+        if milestone_id not in {m.id for m in self.build.milestones}:
+            raise AoeError(f"no milestone {milestone_id!r} in arena {self.manifest.arena.id} "
+                           f"(milestones: {', '.join(m.id for m in self.build.milestones)})")
+
+    async def pause_match(self, reason: str | None = None) -> bool:
+        """Freeze the clock, stop new evaluations, suspend guests and agents. False if already paused."""
+        self._require_running()
+        if self.clock.paused:
+            return False
+        self.clock.pause()
+        self.recorder.emit("match_paused", reason=reason)
+        for handle in self.agents.values():
+            await handle.suspend()
+        await self.settle()
+        for host in self.hosts.values():
+            await host.suspend()
+        return True
+
+    async def resume_match(self) -> bool:
+        self._require_running()
+        if not self.clock.paused:
+            return False
+        for host in self.hosts.values():
+            await host.resume()
+        for handle in self.agents.values():
+            await handle.resume()
+        paused_ms = self.clock.resume()
+        self.recorder.emit("match_resumed", paused_ms=paused_ms)
+        return True
+
+    def pause_milestone(self, milestone_id: str, territory_id: str | None = None) -> bool:
+        """Stop evaluating one milestone for one territory (or all, with None). False if already paused."""
+        self._require_running()
+        self._require_milestone(milestone_id)
+        self._require_territory(territory_id)
+        already = (f"{territory_id or '*'}/{milestone_id}" in self.world.paused_milestones
+                   or f"*/{milestone_id}" in self.world.paused_milestones)
+        if already:
+            return False
+        self.recorder.emit("milestone_paused", territory=territory_id, milestone=milestone_id)
+        return True
+
+    def resume_milestone(self, milestone_id: str, territory_id: str | None = None) -> bool:
+        self._require_running()
+        self._require_milestone(milestone_id)
+        self._require_territory(territory_id)
+        paused = self.world.paused_milestones
+        key = f"{territory_id or '*'}/{milestone_id}"
+        if key not in paused and not (territory_id is None and any(k.endswith(f"/{milestone_id}") for k in paused)):
+            return False
+        self.recorder.emit("milestone_resumed", territory=territory_id, milestone=milestone_id)
+        return True
+
+    def retry_milestone(self, territory_id: str, milestone_id: str) -> None:
+        """Verify a milestone again now (a failed re-verification of a passed one revokes it)."""
+        self._require_running()
+        self._require_territory(territory_id)
+        self._require_milestone(milestone_id)
+        if territory_id in self._unavailable:
+            raise AoeError(f"territory {territory_id} is unavailable; nothing to retry against")
+        missing = [d for d in self.manifest.milestone(milestone_id).depends_on if not self._passed(territory_id, d)]
+        if missing:
+            raise AoeError(f"{territory_id}/{milestone_id} depends on {', '.join(missing)}, which has not passed yet")
+        self.recorder.emit("milestone_retry_requested", territory=territory_id, milestone=milestone_id)
+        if milestone_id not in self._retries[territory_id]:
+            self._retries[territory_id].append(milestone_id)
+        if not self.clock.paused:
+            self._start_evaluation(territory_id)
+
+
+def _category(outcome: VerifierOutcome) -> str:
+    return "timeout" if outcome.verdict == "timeout" else "verification_failed"
+
+
+def _rank(world, territory_id: str) -> tuple:
+    territory = world.territories[territory_id]
+    return (territory.durable_at_ms, territory.milestone_points, sum(m.passed for m in territory.milestones.values()))

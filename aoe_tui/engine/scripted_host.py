@@ -1,0 +1,201 @@
+"""A territory that lives in this process, for fast deterministic referee tests.
+
+It serves a real HTTP app on a loopback port, so the real verifier scripts run
+against it unchanged. What the "builder" got right or wrong is a `ScriptedPlan`:
+when the service comes up and where it keeps records (disk survives restart
+and reboot, tmpfs survives only a restart, memory survives neither). Acting on
+the guest (`systemctl restart`, reading the boot id) goes through a small
+control endpoint, reached by verifiers via the `AOE_GUEST_EXEC` shim.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable, Literal
+
+from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
+
+Storage = Literal["disk", "tmpfs", "memory"]
+LOOPBACK = "127.0.0.1"
+
+_EXEC_SHIM = """#!{python}
+# Stand-in for `ssh root@guest CMD` against a scripted territory.
+import sys, urllib.request
+request = urllib.request.Request("http://{host}:{port}/exec", data=" ".join(sys.argv[1:]).encode(), method="POST")
+with urllib.request.urlopen(request, timeout=30) as response:
+    code = int(response.headers["X-Exit-Status"])
+    sys.stdout.write(response.read().decode())
+sys.exit(code)
+"""
+
+
+@dataclass
+class ScriptedPlan:
+    ready_at_ms: int = 0
+    storage: Storage = "disk"
+    reboot_fails: bool = False
+
+
+class _GuestState:
+    """The guest's "disk", "tmpfs" and process memory, and its boot id."""
+
+    def __init__(self, plan: ScriptedPlan) -> None:
+        self.plan = plan
+        self.lock = threading.Lock()
+        self.stores: dict[Storage, dict[str, bytes]] = {"disk": {}, "tmpfs": {}, "memory": {}}
+        self.boot_id = uuid.uuid4().hex
+        self.suspended = False
+        self.restarts = 0
+        self.reboots = 0
+
+    @property
+    def records(self) -> dict[str, bytes]:
+        return self.stores[self.plan.storage]
+
+    def restart_service(self) -> None:
+        with self.lock:
+            self.stores["memory"].clear()
+            self.restarts += 1
+
+    def reboot(self) -> None:
+        with self.lock:
+            self.stores["memory"].clear()
+            self.stores["tmpfs"].clear()
+            self.boot_id = uuid.uuid4().hex
+            self.reboots += 1
+
+    def execute(self, command: str) -> CommandResult:
+        command = command.strip()
+        if command == "systemctl restart builder-app.service":
+            self.restart_service()
+            return CommandResult(0, "", "")
+        if command == "cat /proc/sys/kernel/random/boot_id":
+            return CommandResult(0, self.boot_id + "\n", "")
+        return CommandResult(127, "", f"scripted guest: {command.split()[0] if command else '?'}: command not found")
+
+
+def _app_handler(state: _GuestState, is_ready: Callable[[], bool]) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _send(self, status: int, body: bytes = b"") -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _refuse_if_down(self) -> bool:
+            if state.suspended or not is_ready():
+                self.close_connection = True
+                self.connection.close()  # what a forwarded port does when nothing listens
+                return True
+            return False
+
+        def do_GET(self) -> None:
+            if self._refuse_if_down():
+                return
+            if self.path == "/health":
+                return self._send(200, b"ready")
+            if self.path.startswith("/records/"):
+                value = state.records.get(self.path.removeprefix("/records/"))
+                return self._send(404) if value is None else self._send(200, value)
+            self._send(404)
+
+        def do_PUT(self) -> None:
+            if self._refuse_if_down():
+                return
+            if not self.path.startswith("/records/"):
+                return self._send(404)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            state.records[self.path.removeprefix("/records/")] = body
+            self._send(204)
+
+    return Handler
+
+
+def _control_handler(state: _GuestState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            command = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            result = state.execute(command)
+            body = (result.stdout + result.stderr).encode()
+            self.send_response(200)
+            self.send_header("X-Exit-Status", str(result.exit_status))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+class ScriptedTerritory:
+    """A `TerritoryHost` whose guest is a few dicts behind a real loopback HTTP server."""
+
+    host = LOOPBACK
+    ssh_port = 0
+
+    def __init__(self, territory_id: str, plan: ScriptedPlan, elapsed_ms: Callable[[], int], work_dir: Path) -> None:
+        self.territory_id = territory_id
+        self.plan = plan
+        self.state = _GuestState(plan)
+        self._alive = True
+        self._app = ThreadingHTTPServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
+        self._control = ThreadingHTTPServer((LOOPBACK, 0), _control_handler(self.state))
+        self._app.daemon_threads = self._control.daemon_threads = True
+        for server in (self._app, self._control):
+            threading.Thread(target=server.serve_forever, daemon=True, name=f"scripted-{territory_id}").start()
+        self.service_port = self._app.server_address[1]
+        self.exec_shim = Path(work_dir) / f"{territory_id}-guest-exec"
+        self.exec_shim.parent.mkdir(parents=True, exist_ok=True)
+        self.exec_shim.write_text(_EXEC_SHIM.format(python=sys.executable, host=LOOPBACK,
+                                                    port=self._control.server_address[1]))
+        self.exec_shim.chmod(self.exec_shim.stat().st_mode | stat.S_IXUSR)
+
+    def verifier_env(self) -> dict[str, str]:
+        return {"AOE_GUEST_EXEC": str(self.exec_shim)}
+
+    async def run(self, command: str, timeout: float) -> CommandResult:
+        if not self._alive:
+            raise TerritoryUnavailable(f"territory {self.territory_id}: the VM is gone")
+        return self.state.execute(command)
+
+    async def reboot(self, timeout: float) -> RebootProof:
+        before = self.state.boot_id
+        if self.plan.reboot_fails:
+            raise RebootFailed(f"guest did not come back within {timeout:g} s after reboot")
+        self.state.reboot()
+        return RebootProof(before, self.state.boot_id, 0.0)
+
+    async def suspend(self) -> None:
+        self.state.suspended = True
+
+    async def resume(self) -> None:
+        self.state.suspended = False
+
+    async def alive(self) -> bool:
+        return self._alive
+
+    def kill(self) -> None:
+        """Simulate the VM dying under the match."""
+        self._alive = False
+        self.state.suspended = True
+
+    def console_tail(self, lines: int = 40) -> str:
+        return json.dumps({"boot_id": self.state.boot_id, "restarts": self.state.restarts,
+                           "reboots": self.state.reboots})
+
+    def close(self) -> None:
+        for server in (self._app, self._control):
+            server.shutdown()
+            server.server_close()

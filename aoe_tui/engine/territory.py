@@ -1,0 +1,64 @@
+"""The seam between the referee and a territory.
+
+The referee never touches libvirt or SSH directly: it talks to a
+`TerritoryHost`. `engine.libvirt_host` implements it over the real runtime;
+`engine.scripted_host` implements it in-process (a real HTTP app on loopback)
+so referee logic is tested fast and deterministically with the same verifier
+scripts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class TerritoryUnavailable(Exception):
+    """The arena failed (VM died, SSH gone): never the player's fault."""
+
+
+class RebootFailed(Exception):
+    """The guest was told to reboot but never proved it came back."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class RebootProof:
+    boot_id_before: str
+    boot_id_after: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"boot_id_before": self.boot_id_before, "boot_id_after": self.boot_id_after,
+                "reboot_seconds": round(self.seconds, 1)}
+
+
+class TerritoryHost(Protocol):
+    territory_id: str
+    host: str
+    ssh_port: int
+    service_port: int
+
+    def verifier_env(self) -> dict[str, str]:
+        """What a verifier (and an adapter) needs to reach this guest: SSH key, known hosts, user."""
+
+    async def run(self, command: str, timeout: float) -> CommandResult:
+        """Run a shell command in the guest as root; raises TerritoryUnavailable if unreachable."""
+
+    async def reboot(self, timeout: float) -> RebootProof:
+        """Reboot the guest and wait until it is back; raises RebootFailed with a readable detail."""
+
+    async def suspend(self) -> None: ...
+
+    async def resume(self) -> None: ...
+
+    async def alive(self) -> bool:
+        """Whether the territory still exists (a dead VM makes the competitor unavailable)."""
+
+    def console_tail(self, lines: int = 40) -> str: ...

@@ -18,7 +18,7 @@ from aoe_tui.agents.openai_harness.usage import Budget
 from aoe_tui.domain.errors import AoeError
 
 REQUIRED = ("AOE_AGENT_ID", "AOE_TERRITORY_ID", "AOE_TERRITORY_HOST", "AOE_SSH_PORT", "AOE_MODEL",
-            "AOE_INSTRUCTION_FILE", "AOE_RESULT_FILE", "AOE_USAGE_FILE", "AOE_SSH_KEY", "AOE_SSH_KNOWN_HOSTS")
+            "AOE_INSTRUCTION_FILE", "AOE_RESULT_FILE", "AOE_USAGE_FILE", "AOE_SSH_KEY", "AOE_KNOWN_HOSTS")
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class HarnessSettings:
             usage_file=Path(env["AOE_USAGE_FILE"]),
             tool_trace_file=Path(env.get("AOE_TOOL_TRACE_FILE") or agent_dir / "tool_trace.jsonl"),
             transcript_file=Path(env.get("AOE_TRANSCRIPT_FILE") or agent_dir / "transcript.json"),
-            ssh_key_file=Path(env["AOE_SSH_KEY"]), known_hosts_file=Path(env["AOE_SSH_KNOWN_HOSTS"]),
+            ssh_key_file=Path(env["AOE_SSH_KEY"]), known_hosts_file=Path(env["AOE_KNOWN_HOSTS"]),
             budget=Budget(_optional_integer(env, "AOE_BUDGET_RESOURCE_UNITS"),
                           _optional_integer(env, "AOE_BUDGET_MAX_COST_MICROUSD")),
             retry=RetryPolicy(

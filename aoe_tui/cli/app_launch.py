@@ -1,15 +1,25 @@
 """Opening the Textual app from the CLI.
 
-Until the replay app lands this prints the match summary, which is what the
-foundation promises for `aoe replay PATH` and the demo.
+Textual is imported here, inside the functions, so commands that never open
+the app (`aoe info`, `aoe validate`) stay fast.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aoe_tui.store.saved_match import SavedMatch
-from aoe_tui.store.summary import match_summary_lines
 
 
 def open_replay(match: SavedMatch) -> int:
-    print("\n".join(match_summary_lines(match)))
+    from aoe_tui.app.app import AoeApp
+
+    AoeApp(match).run()
+    return 0
+
+
+def open_browser(roots: list[Path]) -> int:
+    from aoe_tui.app.app import AoeApp
+
+    AoeApp(roots=roots).run()
     return 0

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.match_commands",
     "aoe_tui.cli.demo_commands",
     "aoe_tui.cli.analysis_commands",
+    "aoe_tui.cli.open_commands",
 ]
 
 

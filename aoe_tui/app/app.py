@@ -1,0 +1,48 @@
+"""The Textual app: a match browser and a match screen over saved (and, later, live) matches.
+
+The clock is injected so playback in tests advances exactly as far as the
+test says; the real app uses `time.monotonic`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.app import App
+
+from aoe_tui.store.saved_match import SavedMatch
+from aoe_tui.app.browser import BrowserScreen
+from aoe_tui.app.help_screen import HelpScreen
+from aoe_tui.app.match_screen import MatchScreen
+from aoe_tui.app.session import MatchSession
+
+
+class AoeApp(App[None]):
+    CSS_PATH = "aoe.tcss"
+    TITLE = "Agents of Empires"
+
+    def __init__(self, match: SavedMatch | None = None, *, roots: list[Path] | None = None,
+                 clock: Callable[[], float] = time.monotonic, mode: str = "replay") -> None:
+        super().__init__()
+        self.initial_match = match
+        self.roots = roots or []
+        self.clock = clock
+        self.mode = mode
+
+    def on_mount(self) -> None:
+        if self.initial_match is not None:
+            self.open_match(self.initial_match)
+        else:
+            self.push_screen(BrowserScreen(self.roots))
+
+    def open_match(self, match: SavedMatch) -> None:
+        self.push_screen(MatchScreen(MatchSession(match, self.mode)))
+
+    @property
+    def match_screen(self) -> MatchScreen | None:
+        return next((s for s in reversed(self.screen_stack) if isinstance(s, MatchScreen)), None)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.screen))

@@ -1,0 +1,78 @@
+"""The match browser (`aoe open`): every saved match under some folders; Enter opens one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from aoe_tui.app.match_catalog import CatalogEntry, build_catalog
+
+COLUMNS = ("match", "arena", "date", "winner", "duration", "events")
+
+
+class BrowserScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "open", "Open match", show=False),
+        Binding("r", "reload", "Rescan"),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, roots: list[Path]) -> None:
+        super().__init__()
+        self.roots = roots
+        self.entries: dict[str, CatalogEntry] = {}
+
+    def compose(self) -> ComposeResult:
+        where = ", ".join(str(root) for root in self.roots)
+        yield Static(Content.assemble((" MATCHES ", "reverse bold $accent"), " saved matches under ", where),
+                     id="browser-title")
+        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        yield table
+        yield Static("scanning…", id="browser-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.scan()
+
+    @work(thread=True, exclusive=True)
+    def scan(self) -> None:
+        """Loading every match reads every events file: off the UI thread."""
+        entries = build_catalog(self.roots)
+        self.app.call_from_thread(self._show, entries)
+
+    def _show(self, entries: list[CatalogEntry]) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self.entries = {str(entry.path): entry for entry in entries}
+        for entry in entries:
+            table.add_row(*entry.cells(), key=str(entry.path))
+        status = f"{len(entries)} matches · enter opens one" if entries else "no saved matches found here"
+        self.query_one("#browser-status", Static).update(status)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self._open(self.entries[event.row_key.value])
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            self._open(self.entries[key])
+
+    def _open(self, entry: CatalogEntry) -> None:
+        if entry.match is None:
+            self.notify(entry.error or "cannot open this match", severity="error")
+            return
+        self.app.open_match(entry.match)

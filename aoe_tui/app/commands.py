@@ -1,0 +1,36 @@
+"""The command palette: every action of the current screen, plus the event filters.
+
+Bindings carry descriptions, so the palette lists the same words the footer
+and the help screen use; filters add one command per kind, territory and
+agent because cycling through twenty kinds by key is slow.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class MatchCommands(Provider):
+    def _commands(self) -> list[tuple[str, object]]:
+        screen = self.screen
+        commands = [(binding.description, partial(screen.run_action, binding.action))
+                    for binding in screen.BINDINGS if getattr(binding, "description", "")]
+        filter_options = getattr(screen, "filter_options", None)
+        if filter_options is not None:
+            for field in ("kind", "territory", "agent"):
+                for option in filter_options(field):
+                    commands.append((f"Filter events: {field} = {option}", partial(screen.set_filter, **{field: option})))
+        return commands
+
+    async def discover(self) -> Hits:
+        for title, command in self._commands():
+            yield DiscoveryHit(title, command)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, command in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), command, text=title)

@@ -1,0 +1,100 @@
+"""The event list under the scrubber: every event up to the cursor, filtered, stalls collapsed.
+
+The table keeps its rows between cursor moves: moving forward adds rows at
+the end, moving back removes them, a growing stall row updates its cells in
+place. Only a filter change rebuilds the table.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from aoe_tui.domain.events import EventBase
+from aoe_tui.app.event_rows import EventFilter, EventRow, EventRows
+
+COLUMNS = ("time", "kind", "actor", "summary")
+
+
+class EventList(Vertical):
+    class Inspect(Message):
+        """The user asked for the raw events behind a row."""
+
+        def __init__(self, positions: list[int]) -> None:
+            super().__init__()
+            self.positions = positions
+
+    def __init__(self, events: list[EventBase], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.events = events
+        self.rows = EventRows(events, EventFilter())
+        self.position = -1
+        self._shown: list[EventRow] = []
+        self._cells: dict[str, tuple[str, ...]] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="filter-line")
+        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        yield table
+
+    def on_mount(self) -> None:
+        self._show_filter()
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one(DataTable)
+
+    @property
+    def event_filter(self) -> EventFilter:
+        return self.rows.event_filter
+
+    def set_filter(self, event_filter: EventFilter) -> None:
+        self.rows = EventRows(self.events, event_filter)
+        self.table.clear()
+        self._shown, self._cells = [], {}
+        self._show_filter()
+        self.sync(self.position)
+
+    def timeline_grew(self) -> None:
+        """New events were appended to the shared list (live); stall grouping may have changed."""
+        self.set_filter(self.event_filter)
+
+    def _show_filter(self) -> None:
+        shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"
+        self.query_one(".filter-line", Static).update(shown)
+
+    def sync(self, position: int) -> None:
+        self.position = position
+        table = self.table
+        visible = self.rows.visible(position)
+        while len(self._shown) > len(visible):
+            row = self._shown.pop()
+            table.remove_row(row.key)
+            del self._cells[row.key]
+        for row in self._shown:
+            if row.is_stall:
+                self._update(row)
+        for row in visible[len(self._shown):]:
+            cells = self.rows.cells(row, position)
+            table.add_row(*cells, key=row.key)
+            self._cells[row.key] = cells
+            self._shown.append(row)
+        if self._shown:
+            table.move_cursor(row=len(self._shown) - 1, animate=False)
+
+    def _update(self, row: EventRow) -> None:
+        cells = self.rows.cells(row, self.position)
+        if cells != self._cells[row.key]:
+            for column, (old, new) in zip(COLUMNS, zip(self._cells[row.key], cells)):
+                if old != new:
+                    self.table.update_cell(row.key, column, new)
+            self._cells[row.key] = cells
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = next(row for row in self._shown if row.key == event.row_key.value)
+        self.post_message(self.Inspect(row.positions[: row.count_at(self.position)]))

@@ -1,0 +1,36 @@
+"""The match header: which match, its state, the clock at the cursor, and who leads."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.world import World
+
+MATCH_STATE_STYLES = {"running": "$primary", "finished": "$success", "aborted": "$error", "paused": "$accent"}
+
+
+class MatchHeader(Static):
+    """One line; the badge says REPLAY or LIVE so a viewer never mistakes one for the other."""
+
+    def __init__(self, arena: str, name: str, mode: str, has_timeline: bool, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.arena, self.match_name, self.mode, self.has_timeline = arena, name, mode, has_timeline
+
+    def show(self, world: World, elapsed_ms: int, duration_ms: int) -> None:
+        standings = world.standings()
+        leader = standings[0] if standings and world.territories[standings[0]].milestone_points else None
+        parts: list[Content | tuple[str, str] | str] = [
+            (f" {self.mode.upper()} ", "reverse bold $accent"), " ",
+            (self.arena, "bold"), " · ", self.match_name, "  ",
+            (world.match_state, MATCH_STATE_STYLES.get(world.match_state, "")), "  ",
+            (f"{format_clock(elapsed_ms)} / {format_clock(duration_ms)}", "bold"),
+        ]
+        if not self.has_timeline:
+            parts += ["  ", ("final state only: no timeline", "$warning")]
+        if world.winner:
+            parts += ["  winner ", (world.winner, "bold $success")]
+        elif leader:
+            parts += ["  leader ", (leader, "bold"), f" {world.territories[leader].milestone_points} pts"]
+        self.update(Content.assemble(*parts))

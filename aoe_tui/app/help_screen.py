@@ -1,0 +1,48 @@
+"""The help screen (`?`): every key of the screen it was opened from, and what the mouse does."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+MOUSE_HELP = [
+    ("click / drag", "on the scrubber: seek to that moment"),
+    ("enter / click", "on an event or tool call: open it in the inspector"),
+    ("ctrl+p", "command palette: every action and filter"),
+]
+MARKER_HELP = "markers: ▲ pass  ✗ failure stall  ▼ revoked  ◆ durable  ⚑ finish  ⏸ operator  ! infrastructure"
+
+
+def binding_lines(screen: Screen) -> list[tuple[str, str]]:
+    lines = []
+    for binding in screen.BINDINGS:
+        if isinstance(binding, Binding) and binding.description:
+            keys = binding.key_display or binding.key
+            lines.append((keys.replace("left_square_bracket", "[").replace("right_square_bracket", "]"),
+                          binding.description))
+    return lines
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__()
+        self.lines = binding_lines(screen) + MOUSE_HELP
+
+    def compose(self) -> ComposeResult:
+        width = max(len(keys) for keys, _ in self.lines)
+        body = Content("\n").join(
+            Content.assemble((keys.ljust(width), "bold $accent"), "  ", description)
+            for keys, description in self.lines
+        )
+        with Vertical(id="help"):
+            yield Static(Content.styled("Keys", "bold"), id="help-title")
+            with VerticalScroll():
+                yield Static(body)
+                yield Static(Content.styled(MARKER_HELP, "$text-muted"))
+            yield Static(Content.styled("escape to close", "$text-muted"))

@@ -1,0 +1,29 @@
+"""The inspector: raw JSON of an event (or a stall's events) or a tool call's full input and output."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class InspectorScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
+
+    def __init__(self, title: str, payload: Any) -> None:
+        super().__init__()
+        self.title_text = title
+        self.payload = payload
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="inspector"):
+            yield Static(Content.styled(self.title_text, "bold"), id="inspector-title")
+            with VerticalScroll(id="inspector-body"):
+                yield Static(Content(json.dumps(self.payload, indent=2, ensure_ascii=False)), id="inspector-json")
+            yield Static(Content.styled("escape to close", "$text-muted"))

@@ -1,0 +1,84 @@
+"""Finding saved matches under folders, for the match browser.
+
+Anything `load_match` opens counts: match directories (a folder with
+`events.jsonl` or `world.json`), single-file `*.match.json` and world-only
+`*.world.json`. A match that fails to load is still listed, with its error,
+so a broken artifact is visible instead of silently missing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.store.saved_match import SavedMatch, load_match
+
+MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
+STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
+
+
+@dataclass
+class CatalogEntry:
+    path: Path
+    name: str
+    arena: str
+    date: str
+    winner: str
+    duration: str
+    events: int
+    match: SavedMatch | None = None
+    error: str | None = None
+
+    def cells(self) -> tuple[str, ...]:
+        if self.error:
+            return (self.name, "unreadable", "", "", "", self.error)
+        return (self.name, self.arena, self.date, self.winner, self.duration,
+                str(self.events) if self.events else "no timeline")
+
+
+def _is_match_dir(path: Path) -> bool:
+    return (path / "events.jsonl").is_file() or (path / "world.json").is_file()
+
+
+def find_match_paths(roots: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for root in roots:
+        if root.is_file() or _is_match_dir(root):
+            found.append(root)
+            continue
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if any(parent in found for parent in path.parents):
+                continue
+            if path.is_dir() and _is_match_dir(path):
+                found.append(path)
+            elif path.is_file() and path.name.endswith(MATCH_FILE_SUFFIXES):
+                found.append(path)
+    return found
+
+
+def match_date(match: SavedMatch) -> str:
+    stamp = STAMP.search(match.name) or STAMP.search(match.source.name)
+    if stamp:
+        year, month, day, hour, minute, _ = stamp.groups()
+        return f"{year}-{month}-{day} {hour}:{minute}"
+    return datetime.fromtimestamp(match.source.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+
+
+def catalog_entry(path: Path) -> CatalogEntry:
+    try:
+        match = load_match(path)
+    except AoeError as error:
+        return CatalogEntry(path, path.name, "", "", "", "", 0, error=str(error))
+    world = match.world
+    return CatalogEntry(path, match.name, match.arena_name, match_date(match), world.winner or "none",
+                        format_clock(world.elapsed_ms), len(match.events), match=match)
+
+
+def build_catalog(roots: list[Path]) -> list[CatalogEntry]:
+    return [catalog_entry(path) for path in find_match_paths(roots)]

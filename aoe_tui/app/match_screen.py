@@ -1,0 +1,241 @@
+"""The match screen: every widget shows the match as it stood at the cursor.
+
+The screen owns the cursor (`Playback`) and the shared derived data
+(`MatchSession`); widgets get the world at the cursor through their `show`/
+`sync` methods and talk back by messages (seek, inspect). The same screen
+serves a live match: `add_event` grows the timeline, and a cursor that was
+following the end stays there.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import ScrollableContainer
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from aoe_tui.domain.events import EventBase
+from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.event_list import EventList
+from aoe_tui.app.event_rows import EventFilter
+from aoe_tui.app.header import MatchHeader
+from aoe_tui.app.inspector import InspectorScreen
+from aoe_tui.app.playback import JUMP_MS, Playback
+from aoe_tui.app.report_screen import ReportScreen
+from aoe_tui.app.scrubber import TimelineScrubber
+from aoe_tui.app.session import MatchSession
+from aoe_tui.app.territory_pane import TerritoryPane
+from aoe_tui.app.tool_calls import ToolCallIndex
+from aoe_tui.app.tool_feed import ToolFeed
+
+PLAY_INTERVAL_S = 0.1
+
+
+def _cycle(options: list[str], current: str | None) -> str | None:
+    """None (no filter) -> each option -> None."""
+    if not options:
+        return None
+    if current not in options:
+        return options[0]
+    index = options.index(current) + 1
+    return options[index] if index < len(options) else None
+
+
+class MatchScreen(Screen[None]):
+    COMMANDS = {MatchCommands}
+    BINDINGS = [
+        Binding("space", "toggle_play", "Play/pause"),
+        Binding("left", "step(-1)", "◀ event"),
+        Binding("right", "step(1)", "event ▶"),
+        Binding("shift+left", "jump(-1)", "-10 s"),
+        Binding("shift+right", "jump(1)", "+10 s"),
+        Binding("left_square_bracket", "marker(-1)", "◀ marker", key_display="["),
+        Binding("right_square_bracket", "marker(1)", "marker ▶", key_display="]"),
+        Binding("home", "home", "Start", show=False),
+        Binding("end", "end", "End / follow", show=False),
+        Binding("s", "cycle_speed", "Speed"),
+        Binding("e", "show_tab('events')", "Events", show=False),
+        Binding("c", "next_feed", "Tool calls", show=False),
+        Binding("k", "cycle_filter('kind')", "Filter kind", show=False),
+        Binding("t", "cycle_filter('territory')", "Filter territory", show=False),
+        Binding("u", "cycle_filter('agent')", "Filter agent", show=False),
+        Binding("x", "clear_filters", "Clear filters", show=False),
+        Binding("f", "report('fought')", "How they fought"),
+        Binding("g", "report('agents')", "Agents", show=False),
+        Binding("w", "report('standings')", "Standings", show=False),
+        Binding("v", "report('provenance')", "Provenance", show=False),
+        Binding("question_mark", "app.help", "Help", key_display="?"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("q", "app.quit", "Quit"),
+    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+
+    def __init__(self, session: MatchSession) -> None:
+        super().__init__()
+        self.session = session
+        self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
+        self._agents = [a for a in session.match.agents]
+
+    def compose(self) -> ComposeResult:
+        match = self.session.match
+        yield MatchHeader(match.arena_name, match.name, self.session.mode, self.session.has_timeline)
+        with ScrollableContainer(id="panes"):
+            for territory_id in self.session.territory_ids():
+                agent_id = self.session.agent_for(territory_id)
+                yield TerritoryPane(
+                    territory_id, match.agents.get(agent_id) if agent_id else None, self.session.milestone_ids(),
+                    match.visualization, self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
+                    self.session.start_ms.get(agent_id, 0) if agent_id else 0,
+                )
+        yield TimelineScrubber(id="scrubber")
+        with TabbedContent(id="lower"):
+            with TabPane("Events", id="tab-events"):
+                yield EventList(self.session.timeline.events, id="events")
+            for index, agent_id in enumerate(self._agents):
+                with TabPane(f"Tools · {agent_id}", id=f"tab-feed-{index}"):
+                    yield ToolFeed(agent_id, self.session.tool_calls[agent_id], id=f"feed-{index}")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if not self.session.has_timeline or self.session.mode == "live":
+            self.playback.end()
+        self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)
+        self.refresh_cursor()
+
+    # -- the cursor ---------------------------------------------------------------------------------
+
+    def refresh_cursor(self) -> None:
+        """Show the match at the cursor everywhere; each widget repaints only what changed."""
+        playback = self.playback
+        world = self.session.timeline.state_at(playback.position)
+        standings = world.standings()
+        self.query_one(MatchHeader).show(world, playback.elapsed_ms, playback.duration_ms)
+        for pane in self.query(TerritoryPane):
+            rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
+            pane.show(world, playback.elapsed_ms, rank)
+        self.query_one(TimelineScrubber).show(playback.elapsed_ms, playback.duration_ms, self.session.markers,
+                                              self._status())
+        self.query_one(EventList).sync(playback.position)
+        for feed in self.query(ToolFeed):
+            feed.sync(playback.elapsed_ms)
+
+    def _status(self) -> str:
+        if not self.session.has_timeline:
+            return "no timeline: final state only"
+        state = "▶ playing" if self.playback.playing else "⏸ paused"
+        follow = " · following" if self.playback.following and self.session.mode == "live" else ""
+        return f"event {self.playback.position + 1}/{len(self.session.timeline)} · {self.playback.speed}x {state}{follow}"
+
+    def _tick(self) -> None:
+        if self.playback.tick():
+            self.refresh_cursor()
+        if not self.playback.playing:
+            self._play_timer.pause()
+
+    def add_event(self, event: EventBase) -> None:
+        """Live seam: grow the timeline; a cursor following the end moves with it."""
+        following = self.playback.following or len(self.session.timeline) == 0
+        self.session.append(event)
+        self.query_one(EventList).timeline_grew()
+        if following:
+            self.playback.end()
+        self.refresh_cursor()
+
+    # -- actions ------------------------------------------------------------------------------------
+
+    def action_toggle_play(self) -> None:
+        if not self.session.has_timeline:
+            return
+        if self.playback.toggle():
+            self._play_timer.resume()
+        else:
+            self._play_timer.pause()
+        self.refresh_cursor()
+
+    def action_step(self, delta: int) -> None:
+        self.playback.step(delta)
+        self.refresh_cursor()
+
+    def action_jump(self, direction: int) -> None:
+        self.playback.jump(direction * JUMP_MS)
+        self.refresh_cursor()
+
+    def action_marker(self, direction: int) -> None:
+        moved = (self.playback.next_marker if direction > 0 else self.playback.previous_marker)(self.session.markers)
+        if moved is not None:
+            self.refresh_cursor()
+
+    def action_home(self) -> None:
+        self.playback.home()
+        self.refresh_cursor()
+
+    def action_end(self) -> None:
+        self.playback.end()
+        self.refresh_cursor()
+
+    def action_cycle_speed(self) -> None:
+        self.playback.cycle_speed()
+        self.refresh_cursor()
+
+    def seek(self, elapsed_ms: int) -> None:
+        self.playback.go_to_time(elapsed_ms)
+        self.refresh_cursor()
+
+    def on_timeline_scrubber_seek(self, message: TimelineScrubber.Seek) -> None:
+        self.seek(message.elapsed_ms)
+
+    def action_show_tab(self, tab: str) -> None:
+        self.query_one("#lower", TabbedContent).active = f"tab-{tab}"
+
+    def action_next_feed(self) -> None:
+        """Cycles through the agents' tool-call feeds."""
+        if not self._agents:
+            return
+        lower = self.query_one("#lower", TabbedContent)
+        feeds = [f"tab-feed-{i}" for i in range(len(self._agents))]
+        lower.active = feeds[(feeds.index(lower.active) + 1) % len(feeds)] if lower.active in feeds else feeds[0]
+        self.query_one(f"#{lower.active.removeprefix('tab-')}", ToolFeed).focus()
+
+    def set_filter(self, **changes: str | None) -> None:
+        events = self.query_one(EventList)
+        current = events.event_filter
+        events.set_filter(EventFilter(**{"kind": current.kind, "territory": current.territory,
+                                         "agent": current.agent, **changes}))
+        self.action_show_tab("events")
+
+    def filter_options(self, field: str) -> list[str]:
+        timeline = self.session.timeline
+        if field == "kind":
+            return sorted({event.kind for event in timeline.events})
+        if field == "territory":
+            return self.session.territory_ids()
+        return list(self.session.match.agents)
+
+    def action_cycle_filter(self, field: str) -> None:
+        current = getattr(self.query_one(EventList).event_filter, field)
+        self.set_filter(**{field: _cycle(self.filter_options(field), current)})
+
+    def action_clear_filters(self) -> None:
+        self.set_filter(kind=None, territory=None, agent=None)
+
+    def action_report(self, tab: str) -> None:
+        self.app.push_screen(ReportScreen(self.session, tab))
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+
+    def on_event_list_inspect(self, message: EventList.Inspect) -> None:
+        events = [self.session.timeline.events[p].to_json() for p in message.positions]
+        first = self.session.timeline.events[message.positions[0]]
+        if len(events) == 1:
+            self.app.push_screen(InspectorScreen(f"event #{first.sequence} · {first.kind}", events[0]))
+        else:
+            self.app.push_screen(InspectorScreen(
+                f"stall: {len(events)} identical {first.kind} events from #{first.sequence}", events))
+
+    def on_tool_feed_inspect(self, message: ToolFeed.Inspect) -> None:
+        call = message.call
+        self.app.push_screen(InspectorScreen(f"{call.agent} tool call #{call.index} · {call.kind}",
+                                             call.detail_json()))

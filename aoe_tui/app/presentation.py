@@ -1,0 +1,127 @@
+"""How world values read on screen: one place for labels, theme styles and "n/a".
+
+Every widget shows the same facts (an agent's outcome, a cost, a milestone's
+state), so the words and colours for them live here instead of in each pane.
+Styles are theme variables, so the app follows whatever theme is active.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.world import AgentState, MilestoneState
+
+UNAVAILABLE = "unavailable"
+NOT_AVAILABLE = "n/a"
+
+COMPETITOR_STYLES = {
+    "durable": "$success bold",
+    "verifying": "$warning",
+    "building": "$primary",
+    "incomplete": "$error",
+    "unavailable": "$error",
+    "preparing": "$text-muted",
+}
+
+AGENT_STATUS_STYLES = {
+    "running": "$primary",
+    "completed": "$success",
+    "failed": "$error",
+    "interrupted": "$warning",
+    "outraced/incomplete": "$warning",
+    "terminated": "$error",
+    "not started": "$text-muted",
+}
+
+MILESTONE_STYLES = {
+    "passed": "$success",
+    "evaluating": "$warning",
+    "failed": "$error",
+    "paused": "$accent",
+    "pending": "$text-muted",
+}
+MILESTONE_GLYPHS = {"passed": "✓", "evaluating": "⋯", "failed": "✗", "paused": "⏸", "pending": "·"}
+
+
+def or_unavailable(value: str | None) -> str:
+    return value if value else UNAVAILABLE
+
+
+def competitor_state(state: str) -> Content:
+    return Content.styled(state, COMPETITOR_STYLES.get(state, ""))
+
+
+def agent_status(agent: AgentState | None) -> str:
+    """The agent's situation in the words the brief uses (outraced agents are "incomplete")."""
+    if agent is None:
+        return "not started"
+    if agent.running:
+        return "running"
+    if agent.terminal_state == "incomplete":
+        return "outraced/incomplete"
+    return agent.terminal_state or "not started"
+
+
+def styled_agent_status(agent: AgentState | None) -> Content:
+    status = agent_status(agent)
+    return Content.styled(status, AGENT_STATUS_STYLES.get(status, ""))
+
+
+def tokens_known(agent: AgentState) -> bool:
+    """Recorded worlds predate the `tokens_known` flag; a non-zero count is known by definition."""
+    return agent.tokens_known or bool(agent.input_tokens or agent.output_tokens)
+
+
+def cost_known(agent: AgentState) -> bool:
+    return agent.cost_known or bool(agent.cost_microusd)
+
+
+def token_count(agent: AgentState | None, field: str) -> str:
+    if agent is None or not tokens_known(agent):
+        return NOT_AVAILABLE
+    return f"{getattr(agent, field):,}"
+
+
+def cost(agent: AgentState | None) -> str:
+    if agent is None or not cost_known(agent):
+        return NOT_AVAILABLE
+    return f"${agent.cost_microusd / 1_000_000:.4f}"
+
+
+def milestone_status(milestone: MilestoneState | None, paused: bool) -> str:
+    if milestone is not None and milestone.passed:
+        return "passed"
+    if paused:
+        return "paused"
+    if milestone is None:
+        return "pending"
+    if milestone.evaluating:
+        return "evaluating"
+    if milestone.failure_category or milestone.failure_detail:
+        return "failed"
+    return "pending"
+
+
+def milestone_glyph(status: str) -> Content:
+    return Content.styled(MILESTONE_GLYPHS[status], MILESTONE_STYLES[status])
+
+
+def milestone_note(milestone: MilestoneState | None, status: str) -> str:
+    """The short "why" next to a milestone: when it passed, or how often and why it failed."""
+    if milestone is None:
+        return status
+    if status == "passed":
+        return format_clock(milestone.passed_at_ms)
+    detail = first_line(milestone.failure_detail or milestone.failure_category)
+    tries = f"{milestone.attempts} attempt{'s' if milestone.attempts != 1 else ''}"
+    if status == "failed":
+        return f"{tries} · {detail}"
+    if status == "evaluating":
+        return f"evaluating, {tries}" + (f" · last: {detail}" if detail else "")
+    return status
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -1,0 +1,89 @@
+"""The timeline scrubber: the whole match across the width, its notable moments, and the cursor.
+
+Clicking or dragging posts `Seek` with a match time; the screen owns the
+cursor, so the scrubber only draws what it is told and reports where the
+user pointed.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.store.markers import Marker
+
+MARKER_GLYPHS = {
+    "pass": ("▲", "$success"), "durable": ("◆", "$success bold"), "finish": ("⚑", "$accent bold"),
+    "stall": ("✗", "$error"), "revoked": ("▼", "$error"), "infra": ("!", "$error bold"),
+    "operator": ("⏸", "$accent"),
+}
+# When two markers share a column the stronger one is drawn.
+MARKER_PRIORITY = ["pass", "stall", "revoked", "operator", "infra", "durable", "finish"]
+
+
+class TimelineScrubber(Widget, can_focus=False):
+    class Seek(Message):
+        def __init__(self, elapsed_ms: int) -> None:
+            super().__init__()
+            self.elapsed_ms = elapsed_ms
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.duration_ms = 0
+        self.elapsed_ms = 0
+        self.markers: list[Marker] = []
+        self.status = ""
+        self._dragging = False
+
+    def show(self, elapsed_ms: int, duration_ms: int, markers: list[Marker], status: str) -> None:
+        changed = (elapsed_ms, duration_ms, status, len(markers)) != (
+            self.elapsed_ms, self.duration_ms, self.status, len(self.markers))
+        self.elapsed_ms, self.duration_ms, self.markers, self.status = elapsed_ms, duration_ms, markers, status
+        if changed:
+            self.refresh()
+
+    def _column(self, elapsed_ms: int, width: int) -> int:
+        if self.duration_ms <= 0:
+            return 0
+        return round(min(max(elapsed_ms, 0), self.duration_ms) / self.duration_ms * (width - 1))
+
+    def time_at(self, x: int) -> int:
+        width = self.content_region.width
+        if width <= 1:
+            return 0
+        return round(min(max(x, 0), width - 1) / (width - 1) * self.duration_ms)
+
+    def render(self) -> Content:
+        width = max(self.content_region.width, 2)
+        marks: dict[int, str] = {}
+        for marker in self.markers:
+            column = self._column(marker.elapsed_ms, width)
+            current = marks.get(column)
+            if current is None or MARKER_PRIORITY.index(marker.kind) > MARKER_PRIORITY.index(current):
+                marks[column] = marker.kind
+        marker_row = [(" ", "")] * width
+        for column, kind in marks.items():
+            marker_row[column] = MARKER_GLYPHS[kind]
+        cursor = self._column(self.elapsed_ms, width)
+        track = [("━", "$accent") if x < cursor else ("─", "$text-muted") for x in range(width)]
+        track[cursor] = ("●", "bold $accent")
+        left = f"{format_clock(self.elapsed_ms)} / {format_clock(self.duration_ms)}"
+        footer = left + self.status.rjust(max(width - len(left), 0))
+        return Content("\n").join([Content.assemble(*marker_row), Content.assemble(*track), Content(footer)])
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self._dragging = True
+        self.capture_mouse()
+        self.post_message(self.Seek(self.time_at(event.x)))
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._dragging:
+            self.post_message(self.Seek(self.time_at(event.x)))
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._dragging:
+            self._dragging = False
+            self.release_mouse()

@@ -1,0 +1,62 @@
+"""Everything the screens derive from one match, computed once and grown by live events.
+
+The match screen, the report screen and the command palette all need the
+timeline, the markers, the milestone order and each agent's tool calls;
+keeping them here means they agree and nothing is recomputed per widget.
+"""
+
+from __future__ import annotations
+
+from aoe_tui.analysis.match_analyses import match_analyses
+from aoe_tui.domain.analysis import Analysis
+from aoe_tui.domain.events import EventBase
+from aoe_tui.store.markers import Marker, find_markers
+from aoe_tui.store.saved_match import SavedMatch
+from aoe_tui.store.timeline import TimelineIndex
+from aoe_tui.app.tool_calls import ToolCallIndex, agent_start_ms, agent_tool_calls
+
+
+class MatchSession:
+    def __init__(self, match: SavedMatch, mode: str = "replay") -> None:
+        self.match = match
+        self.mode = mode
+        # A world-only match has no events: its final state is the timeline's starting point.
+        self.timeline = TimelineIndex(match.events, initial=None if match.has_timeline else match.world)
+        self.markers: list[Marker] = find_markers(self.timeline.events)
+        found = match_analyses(match)
+        self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
+        self.analysis_sources: dict[str, str] = {agent: source for agent, (_, source) in found.items()}
+        self.start_ms = {agent: agent_start_ms(match.events, agent) for agent in match.agents}
+        self.tool_calls = {
+            agent: ToolCallIndex(agent_tool_calls(match, agent, self.analyses[agent], self.start_ms[agent])
+                                 if agent in self.analyses else [])
+            for agent in match.agents
+        }
+
+    @property
+    def has_timeline(self) -> bool:
+        return len(self.timeline) > 0
+
+    def territory_ids(self) -> list[str]:
+        """Manifest order when there is one, else registration order: panes never jump around."""
+        ids = [t.id for t in self.match.manifest.territories] if self.match.manifest else []
+        return ids + [t for t in self.timeline.head.territories if t not in ids]
+
+    def milestone_ids(self) -> list[str]:
+        manifest = self.match.manifest
+        ids = [m.id for m in manifest.build.milestones] if manifest and manifest.build else []
+        for territory in self.timeline.head.territories.values():
+            ids += [m for m in territory.milestones if m not in ids]
+        return ids
+
+    def agent_for(self, territory_id: str) -> str | None:
+        territory = self.timeline.head.territories.get(territory_id)
+        if territory is not None and territory.agent:
+            return territory.agent
+        return next((a.agent_id for a in self.match.agents.values() if a.territory == territory_id), None)
+
+    def append(self, event: EventBase) -> None:
+        self.timeline.append(event)
+        if event.kind == "agent_started" and event.agent_id:
+            self.start_ms[event.agent_id] = event.elapsed_ms
+        self.markers = find_markers(self.timeline.events)

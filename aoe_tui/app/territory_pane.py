@@ -1,0 +1,119 @@
+"""One territory at the cursor: who plays it, how far it got, why it is stuck, what its agent does."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.manifest import Visualization
+from aoe_tui.domain.world import World
+from aoe_tui.store.saved_match import AgentInfo
+from aoe_tui.app import presentation as show
+from aoe_tui.app.service_map_view import ServiceMap
+from aoe_tui.app.tool_calls import ToolCallIndex
+
+LATEST_CALLS = 3
+QUIET_AFTER_MS = 15_000
+KIND_STYLES = {"discovery": "$text-muted", "validation": "$primary", "lifecycle": "$warning", "mutation": "$accent"}
+
+
+def success_mark(success: bool | None) -> Content:
+    if success is None:
+        return Content("?")
+    return Content.styled("✓", "$success") if success else Content.styled("✗", "$error")
+
+
+class TerritoryPane(Vertical):
+    """Parts are separate Statics so a cursor move only repaints the parts whose text changed."""
+
+    def __init__(self, territory_id: str, agent: AgentInfo | None, milestones: list[str],
+                 visualization: Visualization | None, calls: ToolCallIndex, agent_start_ms: int) -> None:
+        super().__init__(id=f"pane-{territory_id}", classes="territory-pane")
+        self.territory_id = territory_id
+        self.agent = agent
+        self.milestones = milestones
+        self.visualization = visualization
+        self.calls = calls
+        self.agent_start_ms = agent_start_ms
+        self._shown: dict[str, Content] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="identity")
+        yield Static(classes="milestones")
+        if self.visualization is not None and self.visualization.nodes:
+            yield ServiceMap(self.visualization, classes="service-map")
+        yield Static(classes="agent-status")
+        yield Static(classes="activity")
+
+    def _set(self, part: str, content: Content) -> None:
+        if self._shown.get(part) != content:
+            self._shown[part] = content
+            self.query_one(f".{part}", Static).update(content)
+
+    def show(self, world: World, elapsed_ms: int, rank: int) -> None:
+        territory = world.territories.get(self.territory_id)
+        state = territory.competitor_state if territory else "preparing"
+        self.border_title = f"#{rank} {self.territory_id}"
+        self.border_subtitle = f"{territory.milestone_points if territory else 0} pts · {state}"
+        for name in show.COMPETITOR_STYLES:
+            self.set_class(name == state, f"-{name}")
+        self._set("identity", self._identity(state))
+        statuses = self._milestone_statuses(world)
+        self._set("milestones", self._milestone_matrix(world, statuses))
+        if self.visualization is not None and self.visualization.nodes:
+            self.query_one(ServiceMap).show(statuses)
+        agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
+        self._set("agent-status", Content.assemble(
+            "agent ", show.styled_agent_status(agent_state),
+            f" · tokens {show.token_count(agent_state, 'input_tokens')} in / "
+            f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}",
+        ))
+        self._set("activity", self._activity(elapsed_ms, agent_state is not None and agent_state.running))
+
+    def _identity(self, state: str) -> Content:
+        agent = self.agent
+        return Content.assemble(
+            (agent.agent_id if agent else "no agent", "bold"), "  ", show.competitor_state(state), "\n",
+            "model ", show.or_unavailable(agent.model if agent else None), "\n",
+            "harness ", show.or_unavailable(agent.adapter if agent else None),
+            " · reasoning ", show.or_unavailable(agent.reasoning_effort if agent else None),
+        )
+
+    def _milestone_statuses(self, world: World) -> dict[str, str]:
+        territory = world.territories.get(self.territory_id)
+        return {m: show.milestone_status(territory.milestones.get(m) if territory else None,
+                                         world.is_milestone_paused(self.territory_id, m))
+                for m in self.milestones}
+
+    def _milestone_matrix(self, world: World, statuses: dict[str, str]) -> Content:
+        territory = world.territories.get(self.territory_id)
+        width = max((len(m) for m in self.milestones), default=0)
+        lines = []
+        for milestone_id in self.milestones:
+            status = statuses[milestone_id]
+            milestone = territory.milestones.get(milestone_id) if territory else None
+            lines.append(Content.assemble(
+                show.milestone_glyph(status), " ", milestone_id.ljust(width), "  ",
+                (show.milestone_note(milestone, status), show.MILESTONE_STYLES[status]),
+            ))
+        durable = format_clock(territory.durable_at_ms) if territory and territory.durable_at_ms is not None else "—"
+        lines.append(Content.assemble(
+            "points ", (str(territory.milestone_points if territory else 0), "bold"), " · durable ",
+            (durable, "$success bold" if durable != "—" else ""),
+        ))
+        return Content("\n").join(lines)
+
+    def _activity(self, elapsed_ms: int, running: bool) -> Content:
+        lines = [Content.assemble(
+            (format_clock(call.at_ms), "$text-muted"), " ", (call.kind.ljust(11), KIND_STYLES.get(call.kind, "")),
+            success_mark(call.success), " ", show.first_line(call.description or call.command, 120),
+        ) for call in self.calls.latest(elapsed_ms, LATEST_CALLS)]
+        quiet = self.calls.quiet_ms(elapsed_ms, self.agent_start_ms)
+        if running and quiet >= QUIET_AFTER_MS:
+            lines.append(Content.styled(f"no observable tool activity for {format_clock(quiet)}", "$warning"))
+        if not lines:
+            lines.append(Content.styled("no observable tool calls yet", "$text-muted"))
+        return Content("\n").join(lines)

@@ -48,6 +48,7 @@ class DomainSpec:
     guest_service_port: int
     authorized_key: str
     owner_pid: int
+    owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
 
     def kernel_cmdline(self) -> str:
@@ -63,8 +64,8 @@ def render_domain_xml(spec: DomainSpec) -> str:
     domain = ET.Element("domain", type=spec.domain_type)
     _text(domain, "name", spec.name)
     metadata = ET.SubElement(domain, "metadata")
-    ET.SubElement(metadata, f"{{{OWNER_NS}}}owner", pid=str(spec.owner_pid), kind=spec.owner_kind,
-                  territory=spec.territory_id)
+    ET.SubElement(metadata, f"{{{OWNER_NS}}}owner", pid=str(spec.owner_pid), host=spec.owner_host,
+                  kind=spec.owner_kind, territory=spec.territory_id)
     _text(domain, "memory", str(spec.memory_mib), unit="MiB")
     _text(domain, "vcpu", str(spec.vcpus))
     oem = ET.SubElement(ET.SubElement(domain, "sysinfo", type="smbios"), "oemStrings")

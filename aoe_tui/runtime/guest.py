@@ -12,6 +12,7 @@ import asyncio
 import os
 import re
 import shlex
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,7 @@ class TerritoryVM:
             memory_mib=c.memory_mib, kernel=self.image.kernel, initrd=self.image.initrd, disk=self.overlay_path,
             console_log=self.console_path, ssh_port=c.ports.ssh, service_port=c.ports.service,
             guest_service_port=c.guest_service_port, authorized_key=self.keys.public_key_openssh(),
-            owner_pid=os.getpid(), owner_kind=c.owner_kind)
+            owner_pid=os.getpid(), owner_host=socket.gethostname(), owner_kind=c.owner_kind)
 
     async def boot(self) -> None:
         """Start the domain (creating the overlay on first boot); does not wait for SSH."""
@@ -195,8 +196,4 @@ class TerritoryVM:
 
     def ssh_command(self) -> str:
         """The exact command a human can paste to get a root shell in this guest."""
-        return " ".join([
-            "ssh", "-i", shlex.quote(str(self.keys.private_key_path)), "-p", str(self.ssh_port),
-            "-o", shlex.quote(f"UserKnownHostsFile={self.keys.known_hosts_path}"),
-            "-o", "StrictHostKeyChecking=yes", "-o", "IdentitiesOnly=yes", f"root@{LOOPBACK}",
-        ])
+        return shlex.join(self.keys.openssh_argv(LOOPBACK, self.ssh_port))

@@ -55,6 +55,7 @@ class DomainRecord:
     name: str
     state: str
     owner_pid: int | None
+    owner_host: str | None
     owner_kind: str | None
 
 
@@ -192,10 +193,10 @@ class Hypervisor:
             state, _reason = await self.call(domain.state)
             owner = ET.fromstring(await self.call(domain.metadata, libvirt.VIR_DOMAIN_METADATA_ELEMENT, OWNER_NS, 0))
         except libvirt.libvirtError:
-            return DomainRecord(name, "unknown", None, None)
+            return DomainRecord(name, "unknown", None, None, None)
         pid = owner.get("pid")
         return DomainRecord(name, _STATE_NAMES.get(state, f"state-{state}"),
-                            int(pid) if pid and pid.isdigit() else None, owner.get("kind"))
+                            int(pid) if pid and pid.isdigit() else None, owner.get("host"), owner.get("kind"))
 
     async def close(self) -> None:
         callback_ids, self._callback_ids = self._callback_ids, []

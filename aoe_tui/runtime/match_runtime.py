@@ -1,0 +1,112 @@
+"""The runtime as the engine sees it: all territories of one match, up and down together.
+
+Everything is checked before the first VM starts (image, ports, libvirt), all
+guests boot in parallel, and teardown is idempotent and tolerant, so the engine
+can call `close()` from any error path, even twice, even after a failed start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, TerritoryVM
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
+from aoe_tui.runtime.image import ImageInfo, require_image
+from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.kvm_probe import choose_accel
+from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, assign_ports, check_ports_free
+
+DEFAULT_SSH_TIMEOUT_S = 240.0
+
+
+@dataclass(frozen=True)
+class TerritorySpec:
+    territory_id: str
+    vcpus: int
+    memory_mib: int
+    uri: str = DEFAULT_URI
+    guest_service_port: int = GUEST_SERVICE_PORT
+
+
+class MatchRuntime:
+    """VMs of one match. Layout in `match_dir`: `ssh/` (key, known_hosts), `territories/<id>/`."""
+
+    def __init__(self, match_dir: Path, match_id: str, territories: Sequence[TerritorySpec],
+                 base_port: int = DEFAULT_BASE_PORT, image: ImageInfo | None = None,
+                 ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S) -> None:
+        ids = [t.territory_id for t in territories]
+        if len(set(ids)) != len(ids):
+            raise AoeError(f"match {match_id}: territory ids must be unique, got {', '.join(ids)}")
+        self.match_dir = Path(match_dir)
+        self.match_id = match_id
+        self.territories = list(territories)
+        self.base_port = base_port
+        self.ssh_timeout = ssh_timeout
+        self._image = image
+        self.ports = assign_ports(ids, base_port)
+        self.keys: MatchKeys | None = None
+        self.vms: dict[str, TerritoryVM] = {}
+        self.boot_seconds: dict[str, float] = {}
+        self._hypervisors: dict[str, Hypervisor] = {}
+
+    async def __aenter__(self) -> "MatchRuntime":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Boot every territory in parallel and wait until each answers SSH."""
+        try:
+            await self._prepare()
+            started = time.monotonic()
+            await _all_or_first_error(vm.boot() for vm in self.vms.values())
+            await _all_or_first_error(self._wait(vm, started) for vm in self.vms.values())
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _prepare(self) -> None:
+        image = self._image or require_image()
+        check_ports_free(self.ports)
+        accel = await asyncio.to_thread(choose_accel, image.kernel)
+        self.keys = MatchKeys.ensure(self.match_dir / "ssh")
+        for uri in dict.fromkeys(t.uri for t in self.territories):
+            self._hypervisors[uri] = await Hypervisor.connect(uri)
+        for spec in self.territories:
+            config = TerritoryConfig(
+                match_id=self.match_id, territory_id=spec.territory_id, vcpus=spec.vcpus,
+                memory_mib=spec.memory_mib, directory=self.match_dir / "territories" / spec.territory_id,
+                ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port)
+            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], self.keys, image, accel)
+
+    async def _wait(self, vm: TerritoryVM, started: float) -> None:
+        await vm.wait_for_ssh(self.ssh_timeout)
+        self.boot_seconds[vm.territory_id] = time.monotonic() - started
+
+    def vm(self, territory_id: str) -> TerritoryVM:
+        try:
+            return self.vms[territory_id]
+        except KeyError:
+            raise AoeError(f"match {self.match_id}: no running territory {territory_id}") from None
+
+    async def close(self) -> None:
+        """Destroy every VM and close libvirt connections; safe to call repeatedly."""
+        vms, self.vms = self.vms, {}
+        await asyncio.gather(*(vm.destroy() for vm in vms.values()), return_exceptions=True)
+        hypervisors, self._hypervisors = self._hypervisors, {}
+        await asyncio.gather(*(h.close() for h in hypervisors.values()), return_exceptions=True)
+
+
+async def _all_or_first_error(operations) -> None:
+    """Run all operations to completion (none left dangling), then raise the first failure."""
+    results = await asyncio.gather(*operations, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result

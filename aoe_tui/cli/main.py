@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.demo_commands",
     "aoe_tui.cli.analysis_commands",
     "aoe_tui.cli.open_commands",
+    "aoe_tui.cli.run_commands",
 ]
 
 

@@ -14,6 +14,11 @@ from typing import Protocol
 
 
 class MonotonicSource(Protocol):
+    # Virtual time must not run ahead of real work (verifiers are real
+    # processes), so the runner settles each tick's evaluations before
+    # sleeping on a virtual source.
+    virtual: bool
+
     def now(self) -> float:
         """Seconds from an arbitrary origin; never decreases."""
 
@@ -22,6 +27,8 @@ class MonotonicSource(Protocol):
 
 
 class SystemSource:
+    virtual = False
+
     def now(self) -> float:
         return time.monotonic()
 
@@ -31,6 +38,8 @@ class SystemSource:
 
 class ManualSource:
     """Virtual time: `sleep` advances the clock instantly, `advance` moves it by hand."""
+
+    virtual = True
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start

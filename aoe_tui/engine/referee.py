@@ -177,7 +177,7 @@ class Referee:
         env = {"AOE_TERRITORY_ID": territory_id, "AOE_HOST": host.host, "AOE_SSH_PORT": str(host.ssh_port),
                "AOE_SERVICE_PORT": str(host.service_port),
                "AOE_PREVIOUS_EVIDENCE": str(self._write_previous_evidence(territory_id, scratch)),
-               **host.verifier_env()}
+               **host.access_env()}
         evidence_file = scratch / f"{milestone.id}.evidence.json"
         script, timeout = self.verifiers[milestone.id], milestone.timeout_seconds
         if milestone.operation == "host_reboot":

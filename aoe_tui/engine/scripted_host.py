@@ -43,6 +43,15 @@ class ScriptedPlan:
     reboot_fails: bool = False
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up (a verifier killed on timeout) is normal here, not an error to print."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 class _GuestState:
     """The guest's "disk", "tmpfs" and process memory, and its boot id."""
 
@@ -150,9 +159,8 @@ class ScriptedTerritory:
         self.plan = plan
         self.state = _GuestState(plan)
         self._alive = True
-        self._app = ThreadingHTTPServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
-        self._control = ThreadingHTTPServer((LOOPBACK, 0), _control_handler(self.state))
-        self._app.daemon_threads = self._control.daemon_threads = True
+        self._app = _QuietServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
+        self._control = _QuietServer((LOOPBACK, 0), _control_handler(self.state))
         for server in (self._app, self._control):
             threading.Thread(target=server.serve_forever, daemon=True, name=f"scripted-{territory_id}").start()
         self.service_port = self._app.server_address[1]
@@ -162,7 +170,7 @@ class ScriptedTerritory:
                                                     port=self._control.server_address[1]))
         self.exec_shim.chmod(self.exec_shim.stat().st_mode | stat.S_IXUSR)
 
-    def verifier_env(self) -> dict[str, str]:
+    def access_env(self) -> dict[str, str]:
         return {"AOE_GUEST_EXEC": str(self.exec_shim)}
 
     async def run(self, command: str, timeout: float) -> CommandResult:

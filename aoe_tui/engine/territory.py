@@ -45,8 +45,8 @@ class TerritoryHost(Protocol):
     ssh_port: int
     service_port: int
 
-    def verifier_env(self) -> dict[str, str]:
-        """What a verifier (and an adapter) needs to reach this guest: SSH key, known hosts, user."""
+    def access_env(self) -> dict[str, str]:
+        """What verifiers and adapters need to reach this guest (SSH key, known hosts, user; or a stand-in)."""
 
     async def run(self, command: str, timeout: float) -> CommandResult:
         """Run a shell command in the guest as root; raises TerritoryUnavailable if unreachable."""

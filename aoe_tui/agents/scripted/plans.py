@@ -1,0 +1,89 @@
+"""What each scripted builder does, step by step, and at what pace.
+
+A plan is data: the shell commands a careful (or careless) engineer would
+type, with a "thinking" pause before each. Paces differ so a race has a
+shape: the amnesiac deploys first, the tmpfs-writer second, the oracle last
+but correct. After deploying, the oracle soaks its service (its SSH session
+is what the referee's host reboot cuts) and the amnesiac keeps load testing
+(it is still at work when someone else wins).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aoe_tui.agents.scripted.apps import app_source
+
+APP_PATH = "/opt/builder/app.py"
+UNIT = "builder-app.service"
+
+
+@dataclass(frozen=True)
+class Step:
+    command: str
+    description: str
+    think_seconds: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    store: str
+    summary: str
+    steps: tuple[Step, ...]
+
+
+def _write_app(store: str) -> str:
+    return f"mkdir -p /opt/builder && cat > {APP_PATH} <<'AOE_APP_EOF'\n{app_source(store)}AOE_APP_EOF"
+
+
+def _http_check(record: str) -> str:
+    url = "http://127.0.0.1:8080"
+    return (f"curl -fsS {url}/health && echo && "
+            f"curl -fsS -X PUT --data-binary selftest-{record} {url}/records/{record} && "
+            f"curl -fsS {url}/records/{record}")
+
+
+def _wait_active() -> str:
+    return f"for i in $(seq 30); do curl -fsS http://127.0.0.1:8080/health >/dev/null 2>&1 && break; sleep 0.5; done; systemctl is-active {UNIT}"
+
+
+def _restart_check(think_seconds: float) -> Step:
+    return Step(f"systemctl restart {UNIT} && {_wait_active()} && curl -fsS http://127.0.0.1:8080/records/selftest-1",
+                "Prove a record survives a service restart", think_seconds)
+
+
+def _soak(seconds: int, interval: int) -> str:
+    return (f"for i in $(seq {seconds // interval}); do "
+            f"curl -fsS -o /dev/null -w '%{{http_code}} ' http://127.0.0.1:8080/health || echo down; sleep {interval}; done")
+
+
+def _plan(name: str, store: str, summary: str, pace: float, extra: tuple[Step, ...]) -> Plan:
+    steps = (
+        Step("cat /etc/os-release | head -n 2 && python3 --version && systemctl cat " + UNIT,
+             "Look at the guest and the service slot", pace),
+        Step(_write_app(store), f"Write the key-value service ({store} storage)", pace * 2),
+        Step(f"python3 -m py_compile {APP_PATH} && echo compiled", "Check the app compiles", pace),
+        Step(f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}",
+             "Start the service through its unit", pace),
+        Step(_http_check("selftest-1"), "Check health, write and read back", pace),
+    )
+    return Plan(name, store, summary, steps + extra)
+
+
+PLANS = {
+    "oracle": _plan(
+        "oracle", "sqlite", "deployed a SQLite-backed key-value service under builder-app.service", 3.0,
+        (_restart_check(2.0),
+         Step("sync && ls -l /var/lib/builder", "Flush and inspect the data directory", 1.0),
+         Step(_soak(180, 3), "Soak test the service while the referee verifies", 1.0)),
+    ),
+    "amnesiac": _plan(
+        "amnesiac", "memory", "deployed an in-memory key-value service under builder-app.service", 0.5,
+        (Step(_soak(240, 2), "Load test the service", 0.5),),
+    ),
+    "tmpfs-writer": _plan(
+        "tmpfs-writer", "tmpfs", "deployed a file-backed key-value service (records under /run/builder-records)", 1.5,
+        (_restart_check(1.0),),
+    ),
+}

@@ -1,0 +1,111 @@
+"""Real territories: the runtime's libvirt VMs behind the referee's `TerritoryHost` seam.
+
+A thin adapter: the runtime (`MatchRuntime`, `TerritoryVM`) boots, reboots
+and talks SSH; this module only translates its errors into the referee's
+vocabulary — a guest that is gone is an arena fault (`TerritoryUnavailable`),
+a reboot that does not come back is a failed milestone (`RebootFailed`).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+
+from aoe_tui.agents import protocol as p
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import Manifest
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
+from aoe_tui.runtime.guest import TerritoryVM
+from aoe_tui.runtime.hypervisor import DEFAULT_URI
+from aoe_tui.runtime.image import require_image
+from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
+from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, LOOPBACK
+from aoe_tui.runtime.ssh import GuestGone
+
+
+class LibvirtTerritory:
+    host = LOOPBACK
+
+    def __init__(self, vm: TerritoryVM) -> None:
+        self.vm = vm
+        self.territory_id = vm.territory_id
+        self.ssh_port = vm.ssh_port
+        self.service_port = vm.service_port
+
+    def access_env(self) -> dict[str, str]:
+        return {p.ENV_SSH_KEY: str(self.vm.keys.private_key_path), p.ENV_KNOWN_HOSTS: str(self.vm.keys.known_hosts_path),
+                p.ENV_SSH_USER: "root"}
+
+    async def run(self, command: str, timeout: float) -> CommandResult:
+        try:
+            result = await self.vm.run(command, timeout)
+        except AoeError as error:
+            raise TerritoryUnavailable(str(error)) from None
+        return CommandResult(result.exit_status, result.stdout, result.stderr)
+
+    async def reboot(self, timeout: float) -> RebootProof:
+        started = time.monotonic()
+        try:
+            before, after = await self.vm.reboot(timeout)
+        except GuestGone as error:
+            raise TerritoryUnavailable(str(error)) from None
+        except AoeError as error:
+            raise RebootFailed(str(error)) from None
+        return RebootProof(before, after, time.monotonic() - started)
+
+    async def suspend(self) -> None:
+        await self.vm.suspend()
+
+    async def resume(self) -> None:
+        await self.vm.resume()
+
+    async def alive(self) -> bool:
+        return await self.vm.is_running()
+
+    def console_tail(self, lines: int = 40) -> str:
+        return self.vm.console_tail(lines)
+
+
+def match_id_for(match_dir: MatchDirectory) -> str:
+    """Short and unique per run: libvirt domain names are `aoe-<match id>-<territory>`."""
+    slug = re.sub(r"[^a-z0-9]+", "-", match_dir.root.resolve().name.lower()).strip("-")[:24] or "match"
+    return f"{slug}-{secrets.token_hex(3)}"
+
+
+class LibvirtProvider:
+    def __init__(self, uri: str = DEFAULT_URI, base_port: int = DEFAULT_BASE_PORT) -> None:
+        self.uri = uri
+        self.base_port = base_port
+        self.runtime: MatchRuntime | None = None
+
+    async def boot(self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder,
+                   clock: MatchClock) -> tuple[dict[str, TerritoryHost], list[str]]:
+        recorder.progress("image", "checking the guest image")
+        image = require_image()
+        recorder.progress("image", f"guest image ready: {image.path}")
+        specs = [TerritorySpec(t.id, manifest.territory_class(t.id).resources.vcpus,
+                               manifest.territory_class(t.id).resources.memory_mib, self.uri)
+                 for t in manifest.territories]
+        self.runtime = MatchRuntime(match_dir.root, match_id_for(match_dir), specs, self.base_port, image)
+        for spec in specs:
+            ports = self.runtime.ports[spec.territory_id]
+            recorder.progress("boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})",
+                              spec.territory_id)
+        await self.runtime.start()
+        order = sorted(self.runtime.boot_seconds, key=self.runtime.boot_seconds.__getitem__)
+        for territory_id in order:
+            recorder.progress("ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s",
+                              territory_id)
+        return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
+
+    async def teardown(self) -> None:
+        if self.runtime is None:
+            return
+        runtime, self.runtime = self.runtime, None
+        await runtime.close()
+        for territory_dir in (runtime.match_dir / "territories").glob("*"):
+            (territory_dir / "overlay.qcow2").unlink(missing_ok=True)  # gigabytes of scratch, not a record

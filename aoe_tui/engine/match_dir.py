@@ -1,0 +1,69 @@
+"""The match directory we write (SPEC §5), created before anything starts.
+
+`arena.json` and `match.json` go first so even a match that dies while booting
+leaves a record of what was attempted; an existing non-empty event log is
+never touched, so a typo in `--output` cannot destroy a previous match.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aoe_tui.agents.protocol import AgentFiles, write_json_atomic
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import AgentSpec, Manifest
+from aoe_tui.engine.provenance import CONTRACT_FILE, INSTRUCTION_TEMPLATE
+
+
+class MatchDirectory:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @property
+    def events(self) -> Path:
+        return self.root / "events.jsonl"
+
+    @property
+    def world(self) -> Path:
+        return self.root / "world.json"
+
+    def agent_files(self, agent_id: str) -> AgentFiles:
+        return AgentFiles(self.root / "agents" / agent_id)
+
+    def territory_dir(self, territory_id: str) -> Path:
+        return self.root / "territories" / territory_id
+
+    def prepare(self, manifest: Manifest, provenance: dict[str, Any]) -> None:
+        if self.events.exists() and self.events.stat().st_size > 0:
+            raise AoeError(f"{self.root}: already holds a match (events.jsonl is not empty); choose another --output")
+        if self.root.exists() and not self.root.is_dir():
+            raise AoeError(f"{self.root}: exists and is not a directory")
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.root / "arena.json", manifest.to_json())
+        write_json_atomic(self.root / "match.json", provenance)
+
+    def write_world(self, world_json: dict[str, Any]) -> None:
+        write_json_atomic(self.world, world_json)
+
+    def write_instruction(self, manifest: Manifest, manifest_path: Path, agent: AgentSpec, host: str,
+                          ssh_port: int) -> Path:
+        """Render the agent's brief from the arena's contract (and template, when the arena has one)."""
+        arena_dir = Path(manifest_path).resolve().parent
+        contract = _read(arena_dir / CONTRACT_FILE)
+        template = _read(arena_dir / INSTRUCTION_TEMPLATE) or "{contract}"
+        text = template.format(agent=agent.id, territory=agent.territory, arena=manifest.arena.display_name,
+                               ssh_port=ssh_port, host=host, duration_seconds=manifest.rules.duration_seconds,
+                               contract=contract)
+        files = self.agent_files(agent.id)
+        files.directory.mkdir(parents=True, exist_ok=True)
+        files.instruction.write_text(text)
+        return files.instruction
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+

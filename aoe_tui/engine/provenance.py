@@ -1,0 +1,90 @@
+"""`match.json`: what exactly was run, so two matches can be compared honestly.
+
+The compatibility key says "same contest": it covers the rules, milestones,
+territories, the player brief and the verifier scripts' bytes, and
+deliberately not the category label, the display names, the agents and their
+adapters, or the controller version — changing who plays, or upgrading the
+tool, does not make a different contest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from aoe_tui import __version__
+from aoe_tui.agents.registry import resolve_adapter
+from aoe_tui.domain.manifest import Manifest
+from aoe_tui.store.manifest_file import resolve_verifier
+
+SCHEMA_VERSION = 1
+CONTRACT_FILE = "CONTRACT.md"
+INSTRUCTION_TEMPLATE = Path("instructions") / "builder.md"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _sha256_files(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def brief_files(manifest_path: Path) -> list[Path]:
+    """The player brief: the arena's contract and the per-agent instruction template, when present."""
+    arena_dir = Path(manifest_path).resolve().parent
+    return [path for path in (arena_dir / CONTRACT_FILE, arena_dir / INSTRUCTION_TEMPLATE) if path.is_file()]
+
+
+def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
+    """Every verifier script plus the shell helpers beside them (they are part of the check)."""
+    assert manifest.build is not None
+    scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in manifest.build.milestones}
+    helpers = {h.resolve() for s in scripts for h in s.parent.glob("*.sh")}
+    return sorted(scripts | helpers)
+
+
+def source_revision(project_dir: Path) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(project_dir), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def compatibility_key(manifest: Manifest, player_brief_sha256: str, verifier_sha256: str) -> str:
+    contest = manifest.to_json()
+    contest["arena"] = {"id": manifest.arena.id, "mode": manifest.arena.mode}
+    for cosmetic in ("agents", "visualization"):
+        contest.pop(cosmetic, None)
+    for milestone in (contest.get("build") or {}).get("milestones", []):
+        milestone.pop("display_name", None)
+    for territory_class in contest.get("classes", []):
+        territory_class.pop("display_name", None)
+    payload = {"contest": contest, "player_brief_sha256": player_brief_sha256, "verifier_sha256": verifier_sha256}
+    return sha256_bytes(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode())
+
+
+def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
+    manifest_path = Path(manifest_path)
+    brief = _sha256_files(brief_files(manifest_path))
+    verifiers = _sha256_files(verifier_files(manifest, manifest_path))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "controller_version": __version__,
+        "source_revision": source_revision(Path(__file__).resolve().parent),
+        "arena_id": manifest.arena.id,
+        "arena_mode": manifest.arena.mode,
+        "manifest_sha256": sha256_bytes(manifest_path.read_bytes()),
+        "player_brief_sha256": brief,
+        "verifier_sha256": verifiers,
+        "adapter_sha256": {a.adapter: resolve_adapter(a.adapter).sha256() for a in manifest.agents},
+        "compatibility_key": compatibility_key(manifest, brief, verifiers),
+    }

@@ -1,0 +1,167 @@
+"""A whole match, start to finish: the engine the CLI and the TUI both run.
+
+`MatchRunner.run()` is a plain coroutine, so it runs on whoever's loop (a
+Textual worker, `asyncio.run` in the CLI). Everything it does is reported
+through `subscribe()`/`queue()`: setup progress first, then every event.
+Operator controls are methods on the runner and act on the live referee.
+
+Whatever happens — a failed boot, a crashed territory, Ctrl-C (task
+cancellation) — the log ends in a final state (`aborted` unless the match
+finished), agents are stopped, territories are torn down and `world.json`
+is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import Manifest
+from aoe_tui.domain.world import World
+from aoe_tui.engine.clock import MatchClock, MonotonicSource
+from aoe_tui.engine.drain import drain_agents
+from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.provenance import provenance
+from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
+from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
+from aoe_tui.engine.referee import Referee
+from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
+
+INTERRUPTED_REASON = "interrupted by the operator"
+
+
+class MatchRunner:
+    def __init__(self, manifest_path: Path, output: Path, provider: TerritoryProvider, launcher: AgentLauncher,
+                 source: MonotonicSource | None = None, drain_seconds: float | None = None) -> None:
+        self.manifest_path = Path(manifest_path)
+        self.manifest: Manifest = load_manifest(self.manifest_path)
+        if self.manifest.build is None:
+            raise AoeError(f"{manifest_path}: arena mode {self.manifest.arena.mode} cannot be run here (no [build])")
+        self.match_dir = MatchDirectory(output)
+        self.provider = provider
+        self.launcher = launcher
+        self.clock = MatchClock(source)
+        self.drain_seconds = (self.manifest.rules.post_match_drain_seconds if drain_seconds is None
+                              else drain_seconds)
+        self._pending_subscribers: list[Subscriber] = []
+        self.recorder: MatchRecorder | None = None
+        self.referee: Referee | None = None
+
+    # -- observation -------------------------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Receive every progress update and event from now on (call before `run()` to see them all)."""
+        if self.recorder is not None:
+            self.recorder.subscribe(subscriber)
+        else:
+            self._pending_subscribers.append(subscriber)
+
+    def queue(self) -> asyncio.Queue[MatchUpdate]:
+        updates: asyncio.Queue[MatchUpdate] = asyncio.Queue()
+        self.subscribe(updates.put_nowait)
+        return updates
+
+    @property
+    def world(self) -> World:
+        return self.recorder.world if self.recorder is not None else World()
+
+    # -- the match ---------------------------------------------------------------------------------
+
+    async def run(self) -> World:
+        self.match_dir.prepare(self.manifest, provenance(self.manifest, self.manifest_path))
+        self.recorder = MatchRecorder(self.clock, self.match_dir.events)
+        for subscriber in self._pending_subscribers:
+            self.recorder.subscribe(subscriber)
+        try:
+            await self._play()
+        except BaseException as error:  # Ctrl-C arrives as CancelledError; the log must still end
+            await self._abort(INTERRUPTED_REASON if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
+                              else f"{type(error).__name__}: {error}")
+            raise
+        finally:
+            await self._teardown()
+        return self.recorder.world
+
+    async def _play(self) -> None:
+        assert self.recorder is not None and self.manifest.build is not None
+        self.recorder.progress("match", f"booting {len(self.manifest.territories)} territories")
+        hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
+        verifiers = {m.id: resolve_verifier(self.manifest_path, m.verifier) for m in self.manifest.build.milestones}
+        self.referee = referee = Referee(self.manifest, hosts, self.recorder, verifiers, self.match_dir.root)
+        referee.open_match(ready_order)
+        for agent in self.manifest.agents:
+            host = hosts[agent.territory]
+            self.match_dir.write_instruction(self.manifest, self.manifest_path, agent, host.host, host.ssh_port)
+            handle = await self.launcher.start(agent, self.match_dir.agent_files(agent.id), host, self.clock)
+            self.recorder.progress("agent", f"started adapter {agent.adapter}", agent.territory)
+            referee.agent_started(handle)
+        await self._tick_until_over(referee)
+        self.recorder.progress("match", f"post-match drain (up to {self.drain_seconds:g} s)")
+        await drain_agents(referee, self.drain_seconds)
+
+    async def _tick_until_over(self, referee: Referee) -> None:
+        tick_ms = self.manifest.rules.tick_ms
+        next_tick_ms = tick_ms
+        while not referee.over:
+            wait_ms = tick_ms if self.clock.paused else max(next_tick_ms - self.clock.elapsed_ms(), 0)
+            await self._sleep_or_finish(referee, wait_ms / 1000)
+            if referee.over or self.clock.paused or self.clock.elapsed_ms() < next_tick_ms:
+                continue
+            await referee.tick()
+            if self.clock.source.virtual:
+                await referee.settle()
+            next_tick_ms = (self.clock.elapsed_ms() // tick_ms + 1) * tick_ms
+
+    async def _sleep_or_finish(self, referee: Referee, seconds: float) -> None:
+        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
+        finished = asyncio.ensure_future(referee.finished.wait())
+        try:
+            await asyncio.wait([sleeper, finished], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sleeper, finished):
+                task.cancel()
+
+    async def _abort(self, reason: str) -> None:
+        assert self.recorder is not None
+        if self.referee is not None:
+            if self.referee.world.match_state not in ("finished", "aborted"):
+                await self.referee.abort(reason)
+        elif self.recorder.world.match_state != "aborted":
+            self.recorder.emit("match_state_changed", **{"from": self.recorder.world.match_state, "to": "aborted"},
+                               reason=reason)
+
+    async def _teardown(self) -> None:
+        assert self.recorder is not None
+        try:
+            if self.referee is not None:
+                for handle in self.referee.agents.values():
+                    if not handle.exited:
+                        await handle.kill()
+            self.recorder.progress("teardown", "destroying territories")
+            await asyncio.shield(self.provider.teardown())
+        finally:
+            self.match_dir.write_world(self.recorder.world.to_json())
+            self.recorder.close()
+
+    # -- operator controls (each one is an event) ----------------------------------------------------
+
+    def _live(self) -> Referee:
+        if self.referee is None:
+            raise AoeError("the match has not started yet; operator controls act on a running match")
+        return self.referee
+
+    async def pause_match(self, reason: str | None = None) -> bool:
+        return await self._live().pause_match(reason)
+
+    async def resume_match(self) -> bool:
+        return await self._live().resume_match()
+
+    def pause_milestone(self, milestone: str, territory: str | None = None) -> bool:
+        return self._live().pause_milestone(milestone, territory)
+
+    def resume_milestone(self, milestone: str, territory: str | None = None) -> bool:
+        return self._live().resume_milestone(milestone, territory)
+
+    def retry_milestone(self, territory: str, milestone: str) -> None:
+        self._live().retry_milestone(territory, milestone)

@@ -15,7 +15,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 class MatchCommands(Provider):
     def _commands(self) -> list[tuple[str, object]]:
         screen = self.screen
-        commands = [(binding.description, partial(screen.run_action, binding.action))
+        commands = [(binding.description, partial(screen.call_later, screen.run_action, binding.action))
                     for binding in screen.BINDINGS if getattr(binding, "description", "")]
         filter_options = getattr(screen, "filter_options", None)
         if filter_options is not None:

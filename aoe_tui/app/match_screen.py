@@ -113,12 +113,12 @@ class MatchScreen(Screen[None]):
         self.query_one(MatchHeader).show(world, playback.elapsed_ms, playback.duration_ms)
         for pane in self.query(TerritoryPane):
             rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
-            pane.show(world, playback.elapsed_ms, rank)
+            pane.show(world, playback.elapsed_ms, playback.activity_horizon_ms, rank)
         self.query_one(TimelineScrubber).show(playback.elapsed_ms, playback.duration_ms, self.session.markers,
                                               self._status())
         self.query_one(EventList).sync(playback.position)
         for feed in self.query(ToolFeed):
-            feed.sync(playback.elapsed_ms)
+            feed.sync(playback.activity_horizon_ms)
 
     def _status(self) -> str:
         if not self.session.has_timeline:

@@ -16,6 +16,7 @@ from aoe_tui.store.timeline import TimelineIndex
 
 SPEEDS = (1, 5, 20, 60)
 JUMP_MS = 10_000
+END_OF_TIME_MS = 2**62
 
 
 @dataclass
@@ -40,6 +41,16 @@ class Playback:
     @property
     def at_end(self) -> bool:
         return self.position >= self.last_position and self.elapsed_ms >= self.duration_ms
+
+    @property
+    def activity_horizon_ms(self) -> int:
+        """Tool calls shown at the cursor happened by this time.
+
+        The match clock freezes at the finish while agents keep working through
+        the post-match drain, so at the end of the timeline every recorded call
+        has happened, even those timed after the frozen clock.
+        """
+        return self.elapsed_ms if self.position < self.last_position else END_OF_TIME_MS
 
     def go_to_position(self, position: int) -> None:
         self.position = max(-1, min(position, self.last_position))

@@ -53,7 +53,7 @@ class TerritoryPane(Vertical):
             self._shown[part] = content
             self.query_one(f".{part}", Static).update(content)
 
-    def show(self, world: World, elapsed_ms: int, rank: int) -> None:
+    def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         territory = world.territories.get(self.territory_id)
         state = territory.competitor_state if territory else "preparing"
         self.border_title = f"#{rank} {self.territory_id}"
@@ -68,10 +68,11 @@ class TerritoryPane(Vertical):
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
         self._set("agent-status", Content.assemble(
             "agent ", show.styled_agent_status(agent_state),
-            f" · tokens {show.token_count(agent_state, 'input_tokens')} in / "
+            f"\ntokens {show.token_count(agent_state, 'input_tokens')} in / "
             f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}",
         ))
-        self._set("activity", self._activity(elapsed_ms, agent_state is not None and agent_state.running))
+        self._set("activity", self._activity(elapsed_ms, activity_horizon_ms,
+                                            agent_state is not None and agent_state.running))
 
     def _identity(self, state: str) -> Content:
         agent = self.agent
@@ -106,11 +107,11 @@ class TerritoryPane(Vertical):
         ))
         return Content("\n").join(lines)
 
-    def _activity(self, elapsed_ms: int, running: bool) -> Content:
+    def _activity(self, elapsed_ms: int, horizon_ms: int, running: bool) -> Content:
         lines = [Content.assemble(
             (format_clock(call.at_ms), "$text-muted"), " ", (call.kind.ljust(11), KIND_STYLES.get(call.kind, "")),
             success_mark(call.success), " ", show.first_line(call.description or call.command, 120),
-        ) for call in self.calls.latest(elapsed_ms, LATEST_CALLS)]
+        ) for call in self.calls.latest(horizon_ms, LATEST_CALLS)]
         quiet = self.calls.quiet_ms(elapsed_ms, self.agent_start_ms)
         if running and quiet >= QUIET_AFTER_MS:
             lines.append(Content.styled(f"no observable tool activity for {format_clock(quiet)}", "$warning"))

@@ -1,0 +1,271 @@
+"""Every key of the match screen, mouse seeking, the inspector, the live seam (Pilot)."""
+
+from __future__ import annotations
+
+import pytest
+
+from aoe_tui.app.app import AoeApp
+from aoe_tui.app.browser import BrowserScreen
+from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.event_list import EventList
+from aoe_tui.app.header import MatchHeader
+from aoe_tui.app.help_screen import HelpScreen
+from aoe_tui.app.inspector import InspectorScreen
+from aoe_tui.app.match_screen import MatchScreen
+from aoe_tui.app.report_screen import ReportScreen
+from aoe_tui.app.scrubber import TimelineScrubber
+from aoe_tui.app.territory_pane import TerritoryPane
+from aoe_tui.app.tool_feed import ToolFeed
+from aoe_tui.store.saved_match import load_match
+from textual.widgets import DataTable, Static, TabbedContent
+
+from tests.app.conftest import HARNESS, SEEDS, WORLD_ONLY, FakeClock, replay_app
+
+SIZE = (160, 48)
+
+
+def rendered(widget) -> str:
+    return "\n".join(strip.text for strip in widget.render_lines(widget.region.reset_offset))
+
+
+async def test_arrows_step_one_event_and_shift_arrows_jump_ten_seconds(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MatchScreen) and screen.playback.position == -1
+        await pilot.press("right", "right", "right")
+        assert screen.playback.position == 2
+        await pilot.press("left")
+        assert screen.playback.position == 1
+        await pilot.press("shift+right")
+        assert screen.playback.elapsed_ms == 10_000
+        await pilot.press("shift+right", "shift+left")
+        assert screen.playback.elapsed_ms == 10_000
+        assert "0:10 / 0:45" in rendered(screen.query_one(MatchHeader))
+
+
+async def test_home_end_and_markers(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await pilot.press("end")
+        assert screen.playback.position == len(screen.session.timeline) - 1
+        assert "winner builder-three" in rendered(screen.query_one(MatchHeader))
+        await pilot.press("home")
+        assert screen.playback.position == -1
+        await pilot.press("right_square_bracket")
+        first = screen.session.markers[0]
+        assert screen.playback.position == first.position
+        await pilot.press("right_square_bracket", "left_square_bracket")
+        assert screen.playback.position == first.position
+
+
+async def test_space_plays_with_the_injected_clock_and_s_cycles_speed(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await pilot.press("s")
+        assert screen.playback.speed == 5
+        await pilot.press("space")
+        assert screen.playback.playing
+        clock.advance(2.0)
+        screen._tick()
+        assert screen.playback.elapsed_ms == 10_000
+        assert "5x ▶ playing" in rendered(screen.query_one(TimelineScrubber))
+        await pilot.press("space")
+        assert not screen.playback.playing
+        await pilot.press("s", "s", "s")
+        assert screen.playback.speed == 1
+
+
+async def test_clicking_and_dragging_on_the_scrubber_seeks(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        scrubber = screen.query_one(TimelineScrubber)
+        width = scrubber.content_region.width
+        await pilot.click(TimelineScrubber, offset=(width // 2, 1))
+        await pilot.pause()
+        half = screen.playback.duration_ms / 2
+        assert abs(screen.playback.elapsed_ms - half) < screen.playback.duration_ms / width * 2
+        assert screen.playback.position == screen.session.timeline.position_at_time(screen.playback.elapsed_ms)
+        await pilot.mouse_down(TimelineScrubber, offset=(10, 1))
+        await pilot.hover(TimelineScrubber, offset=(width - 1, 1))
+        await pilot.mouse_up(TimelineScrubber, offset=(width - 1, 1))
+        await pilot.pause()
+        assert screen.playback.elapsed_ms == screen.playback.duration_ms
+
+
+async def test_panes_show_the_state_at_the_cursor(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        pane = screen.query_one("#pane-builder-three", TerritoryPane)
+        await pilot.press("shift+right", "shift+right")
+        text = rendered(pane.query_one(".milestones", Static))
+        assert "✗ service-up" in text and "attempts" in text and "curl" in text
+        await pilot.press("end")
+        text = rendered(pane.query_one(".milestones", Static))
+        assert "✓ host-reboot" in text and "points 100" in text
+        assert pane.border_title == "#1 builder-three"
+        status = rendered(pane.query_one(".agent-status", Static))
+        assert "tokens" in status and "cost n/a" in status  # unknown cost is never $0
+
+
+async def test_event_list_follows_the_cursor_and_enter_opens_the_inspector(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        table = screen.query_one(EventList).table
+        await pilot.press("right", "right", "right", "right")
+        assert table.row_count == 4
+        await pilot.press("left")
+        assert table.row_count == 3
+        table.focus()
+        await pilot.press("enter")
+        assert isinstance(app.screen, InspectorScreen)
+        assert '"sequence": 2' in rendered(app.screen.query_one("#inspector-json", Static))
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_filter_keys_cycle_and_clear(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        events = screen.query_one(EventList)
+        await pilot.press("end", "k")
+        assert events.event_filter.kind == sorted({e.kind for e in screen.session.timeline.events})[0]
+        await pilot.press("t")
+        assert events.event_filter.territory == "builder-one"
+        await pilot.press("u")
+        assert events.event_filter.agent == "claux"
+        await pilot.press("x")
+        assert events.event_filter.kind is None and events.event_filter.territory is None
+        screen.set_filter(kind="milestone_passed")
+        await pilot.pause()
+        assert events.table.row_count == 4
+
+
+async def test_tool_feed_key_cycles_agents_and_enter_opens_a_call(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await pilot.press("end", "c")
+        lower = screen.query_one("#lower", TabbedContent)
+        assert lower.active == "tab-feed-0"
+        feed = screen.query_one("#feed-0", ToolFeed)
+        assert feed.row_count == len(screen.session.tool_calls["claux"].calls)
+        await pilot.press("enter")
+        assert isinstance(app.screen, InspectorScreen)
+        assert "claux tool call" in rendered(app.screen.query_one("#inspector-title", Static))
+        await pilot.press("escape", "c")
+        assert lower.active == "tab-feed-1"
+        await pilot.press("e")
+        assert lower.active == "tab-events"
+        await pilot.press("home")
+        assert feed.row_count == 0
+
+
+@pytest.mark.parametrize("key,tab", [("f", "fought"), ("g", "agents"), ("w", "standings"), ("v", "provenance")])
+async def test_report_keys_open_the_report_on_their_tab(clock, key, tab):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(key)
+        assert isinstance(app.screen, ReportScreen)
+        assert app.screen.query_one(TabbedContent).active == tab
+        await pilot.press("escape")
+        assert isinstance(app.screen, MatchScreen)
+
+
+async def test_report_tables_hold_the_agents_and_standings(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        agents = app.screen.query_one("#agents-table", DataTable)
+        assert agents.row_count == 3
+        assert [str(c) for c in agents.get_row_at(0)][:5] == ["claux", "builder-one", "openai/gpt-5.6-luna", "claux", "high"]
+        standings = app.screen.query_one("#standings-table", DataTable)
+        assert standings.get_row_at(0)[1] == "builder-three"
+
+
+async def test_help_screen_lists_the_keys(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        keys = [keys for keys, _ in app.screen.lines]
+        assert "space" in keys and "[" in keys and "s" in keys
+        await pilot.press("escape")
+        assert isinstance(app.screen, MatchScreen)
+
+
+async def test_palette_offers_every_described_binding_and_filters(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        titles = [title for title, _ in MatchCommands(screen)._commands()]
+        assert "Play/pause" in titles and "How they fought" in titles
+        assert "Filter events: territory = builder-two" in titles
+        command = dict(MatchCommands(screen)._commands())["Speed"]
+        command()
+        await pilot.pause()
+        assert screen.playback.speed == 5
+
+
+async def test_q_quits(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_add_event_grows_the_timeline_and_a_following_cursor_stays_at_the_end(clock):
+    match = load_match(HARNESS)
+    events, match.events = match.events, match.events[:50]
+    app = AoeApp(match, clock=clock, mode="live")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert screen.playback.position == 49 and screen.playback.following
+        assert "LIVE" in rendered(screen.query_one(MatchHeader))
+        for event in events[50:]:
+            screen.add_event(event)
+        await pilot.pause()
+        assert screen.playback.position == len(events) - 1
+        assert screen.query_one(EventList).table.row_count == len(screen.query_one(EventList).rows.rows)
+        assert any(m.kind == "finish" for m in screen.session.markers)
+        await pilot.press("home")
+        screen.add_event(events[-1].model_copy(update={"sequence": len(events)}))
+        assert screen.playback.position == -1  # not following: the cursor stays put
+
+
+async def test_world_only_match_says_it_has_no_timeline(clock):
+    app = replay_app(WORLD_ONLY, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert "no timeline" in rendered(screen.query_one(MatchHeader))
+        pane = screen.query_one("#pane-builder-two", TerritoryPane)
+        assert "points 100" in rendered(pane.query_one(".milestones", Static))
+        await pilot.press("space", "right")
+        assert not screen.playback.playing
+
+
+async def test_browser_lists_matches_and_enter_opens_one(clock):
+    app = AoeApp(roots=[SEEDS], clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        table = browser.query_one(DataTable)
+        assert table.row_count == 4
+        names = [table.get_row_at(i)[0] for i in range(table.row_count)]
+        assert "harness-exhibition-20260915-225225" in names
+        table.focus()
+        table.move_cursor(row=names.index("harness-exhibition-20260915-225225"))
+        await pilot.press("enter")
+        assert isinstance(app.screen, MatchScreen)
+        assert app.screen.session.match.name == "harness-exhibition-20260915-225225"
+        await pilot.press("escape")
+        assert app.screen is browser

@@ -1,0 +1,44 @@
+from aoe_tui.app.event_rows import EventFilter, EventRows, summary
+from aoe_tui.store.saved_match import load_match
+
+from tests.app.conftest import HARNESS
+
+
+def test_identical_failures_collapse_into_one_growing_stall_row():
+    events = load_match(HARNESS).events
+    rows = EventRows(events, EventFilter())
+    stall = next(row for row in rows.rows if row.is_stall and events[row.first_position].territory_id == "builder-one")
+    assert len(stall.positions) >= 10
+    assert all(events[p].kind == "milestone_failed" for p in stall.positions)
+    first, second = stall.positions[0], stall.positions[1]
+    assert rows.cells(stall, first)[1] == "milestone_failed"  # one failure is just a failure
+    assert rows.cells(stall, second)[1] == "stall ×2"
+    end_cells = rows.cells(stall, len(events) - 1)
+    assert end_cells[1] == f"stall ×{len(stall.positions)}"
+    assert "–" in end_cells[0] and "curl" in end_cells[3]
+    assert len(rows.rows) < len(events) - len(stall.positions) + 2
+
+
+def test_visible_rows_are_the_prefix_begun_by_the_cursor():
+    events = load_match(HARNESS).events
+    rows = EventRows(events, EventFilter())
+    assert rows.visible(-1) == []
+    assert [row.first_position for row in rows.visible(5)] == [0, 1, 2, 3, 4, 5]
+    assert rows.visible(len(events) - 1) == rows.rows
+
+
+def test_filters_combine():
+    events = load_match(HARNESS).events
+    rows = EventRows(events, EventFilter(kind="milestone_passed", territory="builder-three"))
+    assert [events[row.first_position].milestone for row in rows.rows] == [
+        "service-up", "write-read", "service-restart", "host-reboot"]
+    assert EventRows(events, EventFilter(agent="claux")).rows
+    assert all(events[r.first_position].agent_id == "claux" for r in EventRows(events, EventFilter(agent="claux")).rows)
+
+
+def test_summaries_say_what_happened():
+    events = load_match(HARNESS).events
+    passed = next(e for e in events if e.kind == "milestone_passed")
+    assert summary(passed) == f"{passed.milestone} +{passed.points} pts"
+    finished = next(e for e in events if e.kind == "match_finished")
+    assert summary(finished).startswith("winner builder-three")

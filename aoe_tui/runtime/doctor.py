@@ -1,0 +1,125 @@
+"""`aoe doctor`: everything a match needs from this machine, each problem with its fix.
+
+Checks never raise: a machine with five problems should hear about all five in
+one run, each with the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from dataclasses import asdict, dataclass
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.cleanup import destroy_leftovers, leftover_domains
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
+from aoe_tui.runtime.image import cached_image, image_dir
+from aoe_tui.runtime.kvm_probe import QEMU, choose_accel
+from aoe_tui.runtime.paths import images_dir
+from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, port_is_free
+
+VIRTLOGD_SOCKET = "/var/run/libvirt/virtlogd-sock"
+SERVICES_FIX = "scripts/services   (or: virtlogd -d; libvirtd -d)"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # "ok", "warn" or "fail"
+    detail: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _ok(name: str, detail: str) -> Check:
+    return Check(name, "ok", detail)
+
+
+def _tool(name: str, binary: str, package: str) -> Check:
+    path = shutil.which(binary)
+    if path:
+        return _ok(name, path)
+    return Check(name, "fail", f"{binary} not found on PATH", f"apt-get install {package}")
+
+
+async def run_doctor(uri: str = DEFAULT_URI, base_port: int = DEFAULT_BASE_PORT, territories: int = 3,
+                     clean: bool = False) -> list[Check]:
+    checks = [
+        _tool("qemu", QEMU, "qemu-system-x86"),
+        _tool("qemu-img", "qemu-img", "qemu-utils"),
+        _tool("mmdebstrap", "mmdebstrap", "mmdebstrap"),
+        _tool("mkfs.ext4", "mkfs.ext4", "e2fsprogs"),
+        _tool("ssh client", "ssh", "openssh-client"),
+        _virtlogd(),
+        _image(),
+        await asyncio.to_thread(_accel),
+        _ports(base_port, territories),
+    ]
+    checks.extend(await _libvirt(uri, clean))
+    return checks
+
+
+def _virtlogd() -> Check:
+    if os.path.exists(VIRTLOGD_SOCKET):
+        return _ok("virtlogd", VIRTLOGD_SOCKET)
+    return Check("virtlogd", "fail", f"{VIRTLOGD_SOCKET} missing: libvirt cannot start domains without virtlogd",
+                 SERVICES_FIX)
+
+
+def _image() -> Check:
+    info = cached_image()
+    if info is not None:
+        return _ok("guest image", f"{info.path} (recipe {info.recipe_hash})")
+    stale = [p.name for p in images_dir().glob("*") if p.is_dir() and not p.name.startswith(".")] \
+        if images_dir().is_dir() else []
+    detail = f"no current image at {image_dir()}" + (f" (stale: {', '.join(stale)})" if stale else "")
+    return Check("guest image", "fail", detail, "aoe image build")
+
+
+def _accel() -> Check:
+    info = cached_image()
+    try:
+        choice = choose_accel(info.kernel if info else None)
+    except AoeError as error:
+        return Check("accelerator", "fail", str(error), "unset AOE_ACCEL or set it to kvm or tcg")
+    if choice.accel == "kvm":
+        return _ok("accelerator", f"KVM ({choice.reason})")
+    return Check("accelerator", "warn", f"TCG software emulation, guests boot slowly: {choice.reason}",
+                 "nothing to do; AOE_ACCEL=kvm forces KVM once it works")
+
+
+def _ports(base_port: int, territories: int) -> Check:
+    wanted = range(base_port, base_port + 2 * territories)
+    taken = [port for port in wanted if not port_is_free(port)]
+    if not taken:
+        return _ok("ports", f"127.0.0.1:{wanted.start}-{wanted.stop - 1} free")
+    return Check("ports", "fail", f"in use on 127.0.0.1: {', '.join(map(str, taken))}",
+                 "aoe doctor --clean (leftover VMs), or run the match with another base port")
+
+
+async def _libvirt(uri: str, clean: bool) -> list[Check]:
+    try:
+        hypervisor = await Hypervisor.connect(uri)
+    except AoeError as error:
+        return [Check("libvirtd", "fail", str(error), SERVICES_FIX)]
+    try:
+        checks = [_ok("libvirtd", f"connected to {uri}")]
+        checks.append(await _leftovers(hypervisor, clean))
+        return checks
+    finally:
+        await hypervisor.close()
+
+
+async def _leftovers(hypervisor: Hypervisor, clean: bool) -> Check:
+    if clean:
+        destroyed = await destroy_leftovers(hypervisor)
+        return _ok("leftover VMs", f"destroyed {', '.join(destroyed)}" if destroyed else "none")
+    leftovers = await leftover_domains(hypervisor)
+    if not leftovers:
+        return _ok("leftover VMs", "none")
+    return Check("leftover VMs", "warn", f"{len(leftovers)} from crashed runs: {', '.join(r.name for r in leftovers)}",
+                 "aoe doctor --clean")
+

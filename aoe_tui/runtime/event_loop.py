@@ -57,18 +57,35 @@ class ThreadSafeAsyncIOImpl(libvirtaio.virEventAsyncIOImpl):
         self._post(super()._remove_timeout, timer)
         return 0
 
+    def rebind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Carry on on another loop (repeated asyncio.run() in one process, test loops).
+
+        libvirt accepts an event implementation only once per process, so the
+        registered one moves, re-arming whatever handles and timers are still open.
+        """
+        self.loop = loop
+        self._finished = None
+        for descriptor in self.descriptors.values():
+            descriptor.update()
+        for callback in self.callbacks.values():
+            if isinstance(callback, libvirtaio.TimeoutCallback) and callback._task is not None:
+                callback._task = None
+                callback.update(timeout=callback.timeout)
+
 
 _registered: ThreadSafeAsyncIOImpl | None = None
 
 
 def ensure_libvirt_event_loop() -> ThreadSafeAsyncIOImpl:
-    """Register libvirt's event implementation on the running loop (once per loop).
+    """Drive libvirt's events from the running loop.
 
     Must run before a connection is opened, or that connection gets no
     events or keepalives.
     """
     global _registered
     loop = asyncio.get_running_loop()
-    if _registered is None or _registered.loop is not loop:
+    if _registered is None:
         _registered = ThreadSafeAsyncIOImpl(loop=loop).register()
+    elif _registered.loop is not loop:
+        _registered.rebind(loop)
     return _registered

@@ -1,0 +1,67 @@
+"""The domain XML libvirt gets: loopback-only forwards, the key credential, direct kernel boot."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from aoe_tui.runtime.domain_xml import OWNER_NS, QEMU_NS, DomainSpec, domain_name, render_domain_xml
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB0tZ2VuZXJhdGVk aoe-test"
+
+
+def _spec(**changes) -> DomainSpec:
+    values = dict(
+        name=domain_name("m1", "builder-one"), territory_id="builder-one", domain_type="qemu", vcpus=2,
+        memory_mib=1536, kernel=Path("/img/vmlinuz"), initrd=Path("/img/initrd.img"), disk=Path("/m/overlay.qcow2"),
+        console_log=Path("/m/console.log"), ssh_port=26000, service_port=26001, guest_service_port=8080,
+        authorized_key=KEY, owner_pid=1234, owner_host="arena-host")
+    values.update(changes)
+    return DomainSpec(**values)
+
+
+def test_identity_resources_and_accelerator() -> None:
+    root = ET.fromstring(render_domain_xml(_spec()))
+    assert root.get("type") == "qemu"
+    assert root.findtext("name") == "aoe-m1-builder-one"
+    assert root.find("memory").text == "1536" and root.find("memory").get("unit") == "MiB"
+    assert root.findtext("vcpu") == "2"
+    assert ET.fromstring(render_domain_xml(_spec(domain_type="kvm"))).get("type") == "kvm"
+
+
+def test_direct_kernel_boot_names_the_territory() -> None:
+    os_element = ET.fromstring(render_domain_xml(_spec())).find("os")
+    assert os_element.findtext("kernel") == "/img/vmlinuz"
+    assert os_element.findtext("initrd") == "/img/initrd.img"
+    cmdline = os_element.findtext("cmdline")
+    assert "root=/dev/vda" in cmdline and "console=ttyS0" in cmdline
+    assert "systemd.hostname=builder-one" in cmdline
+    assert os_element.find("smbios").get("mode") == "sysinfo"
+
+
+def test_public_key_travels_as_systemd_credential() -> None:
+    root = ET.fromstring(render_domain_xml(_spec()))
+    entries = [e.text for e in root.findall("sysinfo/oemStrings/entry")]
+    assert entries == [f"io.systemd.credential:ssh.authorized_keys.root={KEY}"]
+
+
+def test_forwards_bind_loopback_only_and_nic_has_its_own_slot() -> None:
+    root = ET.fromstring(render_domain_xml(_spec()))
+    args = [a.get("value") for a in root.findall(f"{{{QEMU_NS}}}commandline/{{{QEMU_NS}}}arg")]
+    netdev = args[args.index("-netdev") + 1]
+    assert "restrict=on" in netdev
+    assert "hostfwd=tcp:127.0.0.1:26000-:22" in netdev
+    assert "hostfwd=tcp:127.0.0.1:26001-:8080" in netdev
+    assert netdev.count("hostfwd=") == 2 and "0.0.0.0" not in netdev
+    assert "addr=0x9" in args[args.index("-device") + 1]
+
+
+def test_disk_console_and_owner_stamp() -> None:
+    root = ET.fromstring(render_domain_xml(_spec()))
+    disk = root.find("devices/disk")
+    assert disk.find("source").get("file") == "/m/overlay.qcow2"
+    assert disk.find("driver").get("type") == "qcow2"
+    serial = root.find("devices/serial")
+    assert serial.get("type") == "file" and serial.find("source").get("path") == "/m/console.log"
+    owner = root.find(f"metadata/{{{OWNER_NS}}}owner")
+    assert (owner.get("pid"), owner.get("host"), owner.get("kind")) == ("1234", "arena-host", "match")

@@ -155,6 +155,10 @@ class Referee:
         if outcome.verdict == "broken":
             await self._arena_fault(territory_id, milestone, f"verifier {milestone.verifier}", outcome.detail or "")
             return False
+        if not outcome.passed and not await self.hosts[territory_id].alive():
+            await self._arena_fault(territory_id, milestone, f"territory {territory_id}",
+                                    f"the VM stopped running ({outcome.detail})")
+            return False
         if outcome.passed:
             self._store_evidence(territory_id, milestone.id, outcome.evidence)
             self.recorder.emit("milestone_passed", territory=territory_id, milestone=milestone.id,

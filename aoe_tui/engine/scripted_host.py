@@ -162,7 +162,7 @@ class ScriptedTerritory:
         self._app = _QuietServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
         self._control = _QuietServer((LOOPBACK, 0), _control_handler(self.state))
         for server in (self._app, self._control):
-            threading.Thread(target=server.serve_forever, daemon=True, name=f"scripted-{territory_id}").start()
+            threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name=f"scripted-{territory_id}").start()
         self.service_port = self._app.server_address[1]
         self.exec_shim = Path(work_dir) / f"{territory_id}-guest-exec"
         self.exec_shim.parent.mkdir(parents=True, exist_ok=True)

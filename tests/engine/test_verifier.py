@@ -1,0 +1,63 @@
+"""The verifier contract: exit codes, evidence, readable details, and timeouts that kill everything."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from aoe_tui.engine.verifier import run_verifier
+
+
+def script(tmp_path, body: str):
+    path = tmp_path / "check.sh"
+    path.write_text("#!/usr/bin/env bash\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+async def test_exit_zero_with_evidence_passes(tmp_path):
+    check = script(tmp_path, 'echo \'{"health": "ready"}\' > "$AOE_EVIDENCE_FILE"\n')
+    outcome = await run_verifier(check, {}, 5, tmp_path / "evidence.json")
+    assert outcome.passed and outcome.evidence == {"health": "ready"}
+
+
+async def test_exit_one_fails_with_the_last_stderr_line(tmp_path):
+    check = script(tmp_path, 'echo "trying" >&2\necho "GET /health returned 503, expected 200" >&2\nexit 1\n')
+    outcome = await run_verifier(check, {}, 5, tmp_path / "evidence.json")
+    assert outcome.verdict == "failed"
+    assert outcome.detail == "GET /health returned 503, expected 200"
+
+
+async def test_other_exits_are_a_broken_verifier_not_a_failed_player(tmp_path):
+    check = script(tmp_path, 'echo "jq: command not found" >&2\nexit 127\n')
+    outcome = await run_verifier(check, {}, 5, tmp_path / "evidence.json")
+    assert outcome.verdict == "broken" and "exit 127" in outcome.detail and "jq: command not found" in outcome.detail
+
+
+async def test_passing_without_evidence_is_a_broken_verifier(tmp_path):
+    outcome = await run_verifier(script(tmp_path, "exit 0\n"), {}, 5, tmp_path / "evidence.json")
+    assert outcome.verdict == "broken" and "no evidence" in outcome.detail
+
+
+async def test_a_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    check = script(tmp_path, f'sleep 300 &\necho $! > {pid_file}\nwait\n')
+    started = time.monotonic()
+    outcome = await run_verifier(check, {}, 1, tmp_path / "evidence.json")
+    assert outcome.verdict == "timeout" and "did not finish within 1 s" in outcome.detail
+    assert time.monotonic() - started < 5
+    child = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"background child {child} of the verifier survived its timeout")
+
+
+async def test_the_environment_reaches_the_script(tmp_path):
+    check = script(tmp_path, 'echo "{\\"port\\": \\"$AOE_SERVICE_PORT\\"}" > "$AOE_EVIDENCE_FILE"\n')
+    outcome = await run_verifier(check, {"AOE_SERVICE_PORT": "26001"}, 5, tmp_path / "evidence.json")
+    assert outcome.evidence == {"port": "26001"}

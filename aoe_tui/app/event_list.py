@@ -15,7 +15,8 @@ from textual.widgets import DataTable, Static
 from aoe_tui.domain.events import EventBase
 from aoe_tui.app.event_rows import EventFilter, EventRow, EventRows
 
-COLUMNS = ("time", "kind", "actor", "summary")
+# Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
+COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
 
 
 class EventList(Vertical):
@@ -37,8 +38,8 @@ class EventList(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(classes="filter-line")
         table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
-        for column in COLUMNS:
-            table.add_column(column, key=column)
+        for column, width in COLUMNS.items():
+            table.add_column(column, key=column, width=width)
         yield table
 
     def on_mount(self) -> None:

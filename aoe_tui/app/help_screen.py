@@ -14,7 +14,7 @@ MOUSE_HELP = [
     ("enter / click", "on an event or tool call: open it in the inspector"),
     ("ctrl+p", "command palette: every action and filter"),
 ]
-MARKER_HELP = "markers: ▲ pass  ✗ failure stall  ▼ revoked  ◆ durable  ⚑ finish  ⏸ operator  ! infrastructure"
+MARKER_HELP = "markers: ▲ pass  ✗ failure stall  ▼ revoked  ◆ durable  ⚑ finish  ‖ operator  ! infrastructure"
 
 
 def binding_lines(screen: Screen) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
@@ -67,7 +67,8 @@ def match_date(match: SavedMatch) -> str:
     if stamp:
         year, month, day, hour, minute, _ = stamp.groups()
         return f"{year}-{month}-{day} {hour}:{minute}"
-    return datetime.fromtimestamp(match.source.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    # UTC like the stamps in match names, so a listing reads the same on every machine.
+    return datetime.fromtimestamp(match.source.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def catalog_entry(path: Path) -> CatalogEntry:

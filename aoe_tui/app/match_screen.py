@@ -123,7 +123,7 @@ class MatchScreen(Screen[None]):
     def _status(self) -> str:
         if not self.session.has_timeline:
             return "no timeline: final state only"
-        state = "▶ playing" if self.playback.playing else "⏸ paused"
+        state = "▶ playing" if self.playback.playing else "paused"
         follow = " · following" if self.playback.following and self.session.mode == "live" else ""
         return f"event {self.playback.position + 1}/{len(self.session.timeline)} · {self.playback.speed}x {state}{follow}"
 

@@ -41,7 +41,7 @@ MILESTONE_STYLES = {
     "paused": "$accent",
     "pending": "$text-muted",
 }
-MILESTONE_GLYPHS = {"passed": "✓", "evaluating": "⋯", "failed": "✗", "paused": "⏸", "pending": "·"}
+MILESTONE_GLYPHS = {"passed": "✓", "evaluating": "⋯", "failed": "✗", "paused": "‖", "pending": "·"}
 
 
 def or_unavailable(value: str | None) -> str:

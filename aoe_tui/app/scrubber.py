@@ -18,7 +18,7 @@ from aoe_tui.store.markers import Marker
 MARKER_GLYPHS = {
     "pass": ("▲", "$success"), "durable": ("◆", "$success bold"), "finish": ("⚑", "$accent bold"),
     "stall": ("✗", "$error"), "revoked": ("▼", "$error"), "infra": ("!", "$error bold"),
-    "operator": ("⏸", "$accent"),
+    "operator": ("‖", "$accent"),
 }
 # When two markers share a column the stronger one is drawn.
 MARKER_PRIORITY = ["pass", "stall", "revoked", "operator", "infra", "durable", "finish"]

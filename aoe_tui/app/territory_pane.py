@@ -56,7 +56,9 @@ class TerritoryPane(Vertical):
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         territory = world.territories.get(self.territory_id)
         state = territory.competitor_state if territory else "preparing"
-        self.border_title = f"#{rank} {self.territory_id}"
+        # A rank means something only once a territory has scored; before that all are equal.
+        scored = territory is not None and territory.milestone_points > 0
+        self.border_title = f"#{rank} {self.territory_id}" if scored else self.territory_id
         self.border_subtitle = f"{territory.milestone_points if territory else 0} pts · {state}"
         for name in show.COMPETITOR_STYLES:
             self.set_class(name == state, f"-{name}")

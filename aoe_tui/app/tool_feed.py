@@ -9,13 +9,14 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.app.presentation import first_line
 from aoe_tui.app.tool_calls import ToolCall, ToolCallIndex
 
-COLUMNS = ("time", "kind", "ok", "description", "command", "output")
+# Fixed widths so columns do not shift while scrubbing (output takes the rest).
+COLUMNS = {"time": 5, "kind": 10, "ok": 2, "description": 36, "command": 48, "output": None}
 
 
 def call_cells(call: ToolCall) -> tuple[str, ...]:
     ok = "?" if call.success is None else ("✓" if call.success else "✗")
-    return (format_clock(call.at_ms), call.kind, ok, first_line(call.description, 60),
-            first_line(call.command, 80), first_line(call.output_excerpt, 80))
+    return (format_clock(call.at_ms), call.kind, ok, first_line(call.description, 36),
+            first_line(call.command, 48), first_line(call.output_excerpt, 80))
 
 
 class ToolFeed(DataTable):
@@ -31,8 +32,8 @@ class ToolFeed(DataTable):
         self._count = 0
 
     def on_mount(self) -> None:
-        for column in COLUMNS:
-            self.add_column(column, key=column)
+        for column, width in COLUMNS.items():
+            self.add_column(column, key=column, width=width)
 
     def sync(self, elapsed_ms: int) -> None:
         """Rows are the calls started by `elapsed_ms`: a prefix, so add or drop at the end only."""

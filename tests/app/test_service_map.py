@@ -5,7 +5,7 @@ from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import HARNESS, MATCHES
 
-GLYPHS = {"app": "✓", "state": "✗", "systemd": "·", "host": "⏸"}
+GLYPHS = {"app": "✓", "state": "✗", "systemd": "·", "host": "‖"}
 
 
 @pytest.mark.parametrize("width", [30, 49, 76])
@@ -23,7 +23,7 @@ def test_links_end_in_arrows_and_states_show_as_glyphs():
     visualization = load_match(HARNESS).visualization
     text = "\n".join(line.plain for line in render_service_map(visualization, 60, 9, {}, GLYPHS))
     assert "▶" in text and "◀" in text and "▲" in text
-    assert "✓ Application" in text and "✗ State Store" in text and "⏸ NixOS Host" in text
+    assert "✓ Application" in text and "✗ State Store" in text and "‖ NixOS Host" in text
 
 
 def test_node_styles_are_applied_to_the_node_box():

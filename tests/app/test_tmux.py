@@ -1,0 +1,64 @@
+"""`aoe replay` in a real terminal: tmux runs it at 160x48, we press keys and read the screen."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.app.conftest import HARNESS
+
+pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+AOE = Path(sys.executable).parent / "aoe"
+
+
+# Our own tmux server: another server's clients (and their sizes) must not resize our window.
+SOCKET = f"aoe-test-{uuid.uuid4().hex[:8]}"
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def wait_for(session: str, *texts: str, timeout: float = 15.0) -> str:
+    """The screen once every text is on it (the terminal is drawn in pieces)."""
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = tmux("capture-pane", "-p", "-t", session)
+        if all(text in screen for text in texts):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{texts!r} never all appeared; the screen was:\n{screen}")
+
+
+def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
+    session = f"aoe-test-{uuid.uuid4().hex[:8]}"
+    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", 
+         # COLUMNS/LINES from the test runner would override the real terminal size.
+         f"env -u COLUMNS -u LINES {AOE} replay {HARNESS}; sleep 5")
+    try:
+        # the third pane's agent is on screen only in the wide layout, side by side
+        screen = wait_for(session, "REPLAY", "term-llm  preparing", "0:00 / 0:45", "Play/pause")
+        assert "Harness Exhibition: First Build" in screen and "builder-one" in screen
+        tmux("send-keys", "-t", session, "End")
+        screen = wait_for(session, "winner builder-three", "✓ host-reboot", "event 135/135")
+        tmux("send-keys", "-t", session, "Home", "S-Right", "S-Right")
+        wait_for(session, "0:20 / 0:45", "attempts · curl")  # why service-up keeps failing
+        tmux("send-keys", "-t", session, "f")
+        wait_for(session, "Private model reasoning is never parsed")
+        tmux("send-keys", "-t", session, "q")  # back from the report
+        wait_for(session, "0:20 / 0:45")
+        tmux("send-keys", "-t", session, "q")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "REPLAY" in tmux("capture-pane", "-p", "-t", session):
+            time.sleep(0.2)
+        assert "REPLAY" not in tmux("capture-pane", "-p", "-t", session)
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)

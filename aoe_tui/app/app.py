@@ -40,9 +40,5 @@ class AoeApp(App[None]):
     def open_match(self, match: SavedMatch) -> None:
         self.push_screen(MatchScreen(MatchSession(match, self.mode)))
 
-    @property
-    def match_screen(self) -> MatchScreen | None:
-        return next((s for s in reversed(self.screen_stack) if isinstance(s, MatchScreen)), None)
-
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.screen))

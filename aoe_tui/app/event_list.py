@@ -16,6 +16,7 @@ from aoe_tui.domain.events import EventBase
 from aoe_tui.app.event_rows import EventFilter, EventRow, EventRows
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
+REBUILD_AFTER_REMOVING = 50
 COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
 
 
@@ -72,6 +73,9 @@ class EventList(Vertical):
         self.position = position
         table = self.table
         visible = self.rows.visible(position)
+        if len(self._shown) - len(visible) > REBUILD_AFTER_REMOVING:
+            table.clear()  # one clear beats hundreds of single removals on a long jump back
+            self._shown, self._cells = [], {}
         while len(self._shown) > len(visible):
             row = self._shown.pop()
             table.remove_row(row.key)

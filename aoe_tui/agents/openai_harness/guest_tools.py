@@ -9,6 +9,7 @@ happened, and carries on; only a guest that stays unreachable ends the run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import time
@@ -17,6 +18,8 @@ from typing import Any
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.ssh import GuestSSH, RemoteTimeout, SSHUnavailable
+
+_CUT_GRACE_S = 0.5
 
 DEFINITIONS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -140,8 +143,10 @@ class GuestTools:
             text = self._cap(_join(error.stdout, error.stderr))
             return f"{text}\n[killed: the command did not finish within {timeout:g} s]".lstrip(), True
         body = self._cap(_join(result.stdout, result.stderr))
+        if result.exit_status < 0 and (explanation := await self._check_connection_after_cut()):
+            return f"{body.rstrip()}\n{explanation}".lstrip(), True
         if show_status:
-            body = f"{body}\n[exit status {result.exit_status}]".lstrip()
+            body = f"{body.rstrip()}\n[exit status {result.exit_status}]".lstrip()
         return body, result.exit_status != 0
 
     async def _with_reconnect(self, operation):
@@ -155,14 +160,31 @@ class GuestTools:
         except AoeError as error:
             if self.ssh.connected:
                 raise
-            lost_at = time.monotonic()
+            raise _Lost(await self._reconnect(str(error))) from None
+
+    async def _check_connection_after_cut(self) -> str | None:
+        """A command ended without an exit status: killed by a signal, or sshd died because the host is
+        going down. Tell them apart by the connection; reconnect and explain in the second case."""
+        await asyncio.sleep(_CUT_GRACE_S)  # let the connection's own close arrive first
+        if self.ssh.connected:
             try:
-                await self.ssh.connect(self.limits.reconnect_s)
-            except AoeError as reconnect_error:
-                raise GuestUnreachable(f"{error}; reconnecting failed: {reconnect_error}") from None
-            raise _Lost(f"error: the SSH connection to the host was lost during this call (the host may have "
-                        f"rebooted); reconnected after {time.monotonic() - lost_at:.0f} s. The call may or may not "
-                        f"have taken effect; check before repeating it.") from None
+                await self.ssh.run("true", self.limits.file_timeout_s)
+                return None
+            except SSHUnavailable as error:
+                raise GuestUnreachable(str(error)) from None
+            except AoeError:
+                pass
+        return await self._reconnect("the session was cut")
+
+    async def _reconnect(self, cause: str) -> str:
+        lost_at = time.monotonic()
+        try:
+            await self.ssh.connect(self.limits.reconnect_s)
+        except AoeError as error:
+            raise GuestUnreachable(f"{cause}; reconnecting failed: {error}") from None
+        return (f"error: the SSH connection to the host was lost during this call (the host may have rebooted); "
+                f"reconnected after {time.monotonic() - lost_at:.0f} s. The call may or may not have taken effect; "
+                f"check before repeating it.")
 
     def _cap(self, text: str) -> str:
         cap = self.limits.output_cap_chars

@@ -20,6 +20,8 @@ from aoe_tui.domain.errors import AoeError
 
 EXTERNAL_PREFIX = "aoe-adapter-"
 _SCRIPTED_DIR = Path(__file__).resolve().parent / "scripted"
+# Built-in model harnesses: adapter name -> package run with `python -m`.
+HARNESSES = {"openai": "aoe_tui.agents.openai_harness"}
 
 
 @dataclass(frozen=True)
@@ -37,14 +39,17 @@ class Adapter:
 
 
 def builtin_adapters() -> list[str]:
-    return list(PLANS)
+    return [*PLANS, *HARNESSES]
 
 
 def resolve_adapter(name: str) -> Adapter:
     if name in PLANS:
         return Adapter(name, (sys.executable, "-m", "aoe_tui.agents.scripted", name),
                        tuple(sorted(_SCRIPTED_DIR.glob("*.py"))), builtin=True)
+    if name in HARNESSES:
+        package = Path(__file__).resolve().parent / HARNESSES[name].rsplit(".", 1)[1]
+        return Adapter(name, (sys.executable, "-m", HARNESSES[name]), tuple(sorted(package.glob("*.py"))), builtin=True)
     executable = shutil.which(EXTERNAL_PREFIX + name)
     if executable is None:
-        raise AoeError(f"adapter {name!r}: not built in ({', '.join(PLANS)}) and no {EXTERNAL_PREFIX}{name} on PATH")
+        raise AoeError(f"adapter {name!r}: not built in ({', '.join(builtin_adapters())}) and no {EXTERNAL_PREFIX}{name} on PATH")
     return Adapter(name, (executable,), (Path(executable).resolve(),), builtin=False)

@@ -3,11 +3,14 @@
 Output files not named by the protocol (tool trace, transcripts) default to
 the result file's directory, which is the agent's directory of the match
 (`agents/<id>/`), so a controller that only knows the SPEC variables still
-gets every artifact where the app looks for it.
+gets every artifact where the app looks for it. For the same reason the
+budget, when `AOE_BUDGET_*` are not set, is read from the match's copy of the
+manifest (`arena.json`, two levels above the agent directory).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -60,8 +63,7 @@ class HarnessSettings:
             tool_trace_file=Path(env.get("AOE_TOOL_TRACE_FILE") or agent_dir / "tool_trace.jsonl"),
             transcript_file=Path(env.get("AOE_TRANSCRIPT_FILE") or agent_dir / "transcript.json"),
             ssh_key_file=Path(env["AOE_SSH_KEY"]), known_hosts_file=Path(env["AOE_KNOWN_HOSTS"]),
-            budget=Budget(_optional_integer(env, "AOE_BUDGET_RESOURCE_UNITS"),
-                          _optional_integer(env, "AOE_BUDGET_MAX_COST_MICROUSD")),
+            budget=_budget(env, agent_dir.parent.parent / "arena.json"),
             retry=RetryPolicy(
                 max_attempts=_optional_integer(env, "AOE_OPENAI_MAX_ATTEMPTS") or RetryPolicy.max_attempts,
                 first_delay_s=_seconds(env, "AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS", RetryPolicy.first_delay_s),
@@ -69,6 +71,18 @@ class HarnessSettings:
                 request_timeout_s=_seconds(env, "AOE_OPENAI_REQUEST_TIMEOUT_SECONDS", RetryPolicy.request_timeout_s)),
             limits=ToolLimits(reconnect_s=_seconds(env, "AOE_SSH_RECONNECT_SECONDS", ToolLimits.reconnect_s)),
         )
+
+
+def _budget(env: Mapping[str, str], manifest_copy: Path) -> Budget:
+    if env.get("AOE_BUDGET_RESOURCE_UNITS") or env.get("AOE_BUDGET_MAX_COST_MICROUSD"):
+        return Budget(_optional_integer(env, "AOE_BUDGET_RESOURCE_UNITS"),
+                      _optional_integer(env, "AOE_BUDGET_MAX_COST_MICROUSD"))
+    try:
+        agents = json.loads(manifest_copy.read_text(encoding="utf-8")).get("agents") or []
+    except (OSError, ValueError, AttributeError):
+        return Budget()
+    budget = next((a.get("budget") or {} for a in agents if a.get("id") == env["AOE_AGENT_ID"]), {})
+    return Budget(budget.get("resource_units"), budget.get("max_cost_microusd"))
 
 
 def _integer(env: Mapping[str, str], name: str) -> int:

@@ -15,8 +15,8 @@ from aoe_tui.runtime.image import ImageInfo, build_image
 from aoe_tui.runtime.ports import port_is_free
 
 PROJECT = Path(__file__).resolve().parents[2]
-# Other suites take 31000+; the product's default 26000+ stays free for real use.
-_PORT_RANGE = range(27000, 30000, 2)
+# Other suites take 27100+ (headless matches) and 31000+; the default 26000+ stays free for real use.
+_PORT_RANGE = range(28400, 30000, 2)
 _handed_out: set[int] = set()
 
 

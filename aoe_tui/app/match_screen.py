@@ -44,16 +44,18 @@ def _cycle(options: list[str], current: str | None) -> str | None:
 
 class MatchScreen(Screen[None]):
     COMMANDS = {MatchCommands}
+    # Scrubbing keys are priority bindings: a focused table or scroll pane must
+    # not swallow home/end/arrows, or the timeline stops answering its keys.
     BINDINGS = [
         Binding("space", "toggle_play", "Play/pause"),
-        Binding("left", "step(-1)", "◀ event"),
-        Binding("right", "step(1)", "event ▶"),
-        Binding("shift+left", "jump(-1)", "-10 s"),
-        Binding("shift+right", "jump(1)", "+10 s"),
+        Binding("left", "step(-1)", "◀ event", show=False, priority=True),
+        Binding("right", "step(1)", "event ▶", show=False, priority=True),
+        Binding("shift+left", "jump(-1)", "-10 s", priority=True),
+        Binding("shift+right", "jump(1)", "+10 s", priority=True),
         Binding("left_square_bracket", "marker(-1)", "◀ marker", key_display="["),
         Binding("right_square_bracket", "marker(1)", "marker ▶", key_display="]"),
-        Binding("home", "home", "Start", show=False),
-        Binding("end", "end", "End / follow", show=False),
+        Binding("home", "home", "Start", show=False, priority=True),
+        Binding("end", "end", "End / follow", show=False, priority=True),
         Binding("s", "cycle_speed", "Speed"),
         Binding("e", "show_tab('events')", "Events", show=False),
         Binding("c", "next_feed", "Tool calls", show=False),

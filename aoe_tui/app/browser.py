@@ -13,7 +13,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from aoe_tui.app.match_catalog import CatalogEntry, build_catalog
 
-COLUMNS = ("match", "arena", "date", "winner", "duration", "events")
+# Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
+COLUMNS = {"match": 46, "arena": 30, "date": 17, "winner": 16, "duration": 9, "events": 12}
 
 
 class BrowserScreen(Screen[None]):
@@ -34,8 +35,8 @@ class BrowserScreen(Screen[None]):
         yield Static(Content.assemble((" MATCHES ", "reverse bold $accent"), " saved matches under ", where),
                      id="browser-title")
         table: DataTable = DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
-        for column in COLUMNS:
-            table.add_column(column, key=column)
+        for column, width in COLUMNS.items():
+            table.add_column(column, key=column, width=width)
         yield table
         yield Static("scanning…", id="browser-status")
         yield Footer()

@@ -7,11 +7,19 @@ like a match report: who passed what, why someone failed, who won.
 
 from __future__ import annotations
 
+import re
+
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.events import EventBase
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 
 _SILENT = frozenset({"milestone_evaluation_started", "usage_charged"})
+_FRESH_IDS = re.compile(r"(record|opaque)-[0-9a-f]+")
+
+
+def _gist(detail: str | None) -> str | None:
+    """A failure's detail without the fresh record ids each attempt uses: same gist, same failure."""
+    return _FRESH_IDS.sub(r"\1-…", detail) if detail else detail
 
 
 class Narrator:
@@ -37,9 +45,9 @@ class Narrator:
         t = f.get("territory") or ""
         if kind == "milestone_failed":
             key = (t, f["milestone"])
-            if self._last_failure.get(key) == f.get("detail"):
+            if self._last_failure.get(key) == _gist(f.get("detail")):
                 return None
-            self._last_failure[key] = f.get("detail")
+            self._last_failure[key] = _gist(f.get("detail"))
             return f"{t:<14} {f['milestone']} failed ({f.get('category')}): {f.get('detail')}"
         if kind == "milestone_passed":
             self._last_failure.pop((t, f["milestone"]), None)

@@ -31,6 +31,10 @@ DURABLE_REASON = "first durable deployment"
 TIMER_REASON = "match timer expired"
 NOBODY_LEFT_REASON = "no territory left available"
 CANCELLED_DETAIL = "the match ended while this verification was running"
+# A milestone that keeps failing is retried less often (up to every 16 ticks): a
+# territory stuck on a broken restart or reboot must not starve the guests that
+# are still racing of CPU. The first two failures retry on the next tick.
+MAX_BACKOFF_TICKS = 16
 
 
 class Referee:
@@ -54,6 +58,8 @@ class Referee:
         self._charged: dict[str, Usage] = {}
         self._recorded_agents: set[str] = set()
         self._unavailable: set[str] = set()
+        self._failures_in_a_row: dict[tuple[str, str], int] = {}
+        self._not_before_ms: dict[tuple[str, str], int] = {}
 
     @property
     def world(self):
@@ -119,6 +125,8 @@ class Referee:
                 continue
             if self.world.is_milestone_paused(territory_id, milestone.id):
                 continue
+            if self._not_before_ms.get((territory_id, milestone.id), 0) > self.clock.elapsed_ms():
+                continue
             if all(self._passed(territory_id, dep) for dep in milestone.depends_on):
                 return milestone
         return None
@@ -143,6 +151,7 @@ class Referee:
             self.recorder.emit("competitor_state_changed", territory=territory_id,
                                **{"from": "building", "to": "verifying"}, reason="milestone verification began")
         self.recorder.emit("milestone_evaluation_started", territory=territory_id, milestone=milestone.id)
+        started_ms = self.clock.elapsed_ms()
         try:
             outcome, category = await self._check(territory_id, milestone)
         except asyncio.CancelledError:
@@ -159,6 +168,7 @@ class Referee:
             await self._arena_fault(territory_id, milestone, f"territory {territory_id}",
                                     f"the VM stopped running ({outcome.detail})")
             return False
+        self._note_outcome(territory_id, milestone.id, outcome.passed, started_ms)
         if outcome.passed:
             self._store_evidence(territory_id, milestone.id, outcome.evidence)
             self.recorder.emit("milestone_passed", territory=territory_id, milestone=milestone.id,
@@ -173,6 +183,17 @@ class Referee:
             self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id,
                                category=category, detail=outcome.detail, retryable=True)
         return False
+
+    def _note_outcome(self, territory_id: str, milestone_id: str, passed: bool, started_ms: int) -> None:
+        key = (territory_id, milestone_id)
+        if passed:
+            self._failures_in_a_row.pop(key, None)
+            self._not_before_ms.pop(key, None)
+            return
+        failures = self._failures_in_a_row[key] = self._failures_in_a_row.get(key, 0) + 1
+        ticks = min(2 ** max(failures - 2, 0), MAX_BACKOFF_TICKS)
+        tick_ms = self.manifest.rules.tick_ms
+        self._not_before_ms[key] = started_ms + ticks * tick_ms - tick_ms // 2
 
     async def _check(self, territory_id: str, milestone: Milestone) -> tuple[VerifierOutcome, str]:
         host = self.hosts[territory_id]

@@ -222,3 +222,18 @@ async def test_drain_classifies_finished_outraced_and_terminated_agents(make):
     assert match.world.agents["amnesiac"].terminal_state == "incomplete"
     assert match.world.agents["tmpfs-writer"].terminal_state == "terminated"
     assert len({e.elapsed_ms for e in match.recorder.events[-5:]}) == 1  # the clock is frozen in the drain
+
+
+async def test_a_milestone_that_keeps_failing_is_retried_less_and_less_often(make):
+    match = make({"builder-two": ScriptedPlan(ready_at_ms=0, storage="memory")})
+    attempts = []
+    for tick in range(1, 13):
+        before = len(match.events("milestone_evaluation_started"))
+        await match.tick()
+        started = match.events("milestone_evaluation_started")[before:]
+        if any(e["milestone"] == "service-restart" for e in started):
+            attempts.append(tick)
+    assert attempts == [1, 2, 3, 5, 9]
+    match.referee.retry_milestone("builder-two", "service-restart")  # the operator overrides the backoff
+    await match.referee.settle()
+    assert match.kinds()[-2:] == ["milestone_evaluation_started", "milestone_failed"]

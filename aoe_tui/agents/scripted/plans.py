@@ -16,6 +16,9 @@ from aoe_tui.agents.scripted.apps import app_source
 
 APP_PATH = "/opt/builder/app.py"
 UNIT = "builder-app.service"
+SERVICE_URL = "http://127.0.0.1:8080"
+# A careful engineer's curl: patient with a service that is still starting.
+CURL = "curl -fsS --retry 10 --retry-connrefused --retry-delay 1"
 
 
 @dataclass(frozen=True)
@@ -38,24 +41,25 @@ def _write_app(store: str) -> str:
 
 
 def _http_check(record: str) -> str:
-    url = "http://127.0.0.1:8080"
-    return (f"curl -fsS {url}/health && echo && "
-            f"curl -fsS -X PUT --data-binary selftest-{record} {url}/records/{record} && "
-            f"curl -fsS {url}/records/{record}")
+    return (f"{CURL} {SERVICE_URL}/health && echo && "
+            f"{CURL} -X PUT --data-binary selftest-{record} {SERVICE_URL}/records/{record} && "
+            f"{CURL} {SERVICE_URL}/records/{record}")
 
 
 def _wait_active() -> str:
-    return f"for i in $(seq 30); do curl -fsS http://127.0.0.1:8080/health >/dev/null 2>&1 && break; sleep 0.5; done; systemctl is-active {UNIT}"
+    """Wait (up to 2 minutes: a TCG guest under load starts Python slowly) until health answers."""
+    return (f"for i in $(seq 240); do curl -fsS {SERVICE_URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
+            f"curl -fsS {SERVICE_URL}/health >/dev/null && systemctl is-active {UNIT}")
 
 
 def _restart_check(think_seconds: float) -> Step:
-    return Step(f"systemctl restart {UNIT} && {_wait_active()} && curl -fsS http://127.0.0.1:8080/records/selftest-1",
+    return Step(f"systemctl restart {UNIT} && {_wait_active()} && {CURL} {SERVICE_URL}/records/selftest-1",
                 "Prove a record survives a service restart", think_seconds)
 
 
 def _soak(seconds: int, interval: int) -> str:
     return (f"for i in $(seq {seconds // interval}); do "
-            f"curl -fsS -o /dev/null -w '%{{http_code}} ' http://127.0.0.1:8080/health || echo down; sleep {interval}; done")
+            f"curl -fsS -o /dev/null -w '%{{http_code}} ' {SERVICE_URL}/health || echo down; sleep {interval}; done")
 
 
 def _plan(name: str, store: str, summary: str, pace: float, extra: tuple[Step, ...]) -> Plan:

@@ -1,0 +1,61 @@
+"""A whole match's worth of guests: three at once, one of them over a remote-style
+libvirt URI, torn down without a trace; and a guest that never answers SSH."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from aoe_tui.runtime.hypervisor import Hypervisor
+from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
+from aoe_tui.runtime.ssh import SSHUnavailable
+from tests.runtime.conftest import free_base_port
+
+pytestmark = pytest.mark.vm
+
+# Same daemon, reached through the remote driver's explicit transports: the code
+# path a qemu+ssh:// URI to another machine takes.
+REMOTE_STYLE_URIS = ("qemu+unix:///system", "qemu:///system?socket=/var/run/libvirt/libvirt-sock")
+
+
+async def _domains_named(prefix: str) -> list[str]:
+    hypervisor = await Hypervisor.connect()
+    try:
+        return [r.name for r in await hypervisor.aoe_domains() if r.name.startswith(prefix)]
+    finally:
+        await hypervisor.close()
+
+
+async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image, tmp_path: Path) -> None:
+    specs = [TerritorySpec("one", 1, 768), TerritorySpec("two", 1, 768, uri=REMOTE_STYLE_URIS[0]),
+             TerritorySpec("three", 1, 768, uri=REMOTE_STYLE_URIS[1])]
+    runtime = MatchRuntime(tmp_path, "trio", specs, free_base_port(3), image=guest_image)
+    try:
+        await runtime.start()
+        print(f"\n[timing] three guests booted together, to SSH: "
+              + ", ".join(f"{t} {s:.1f} s" for t, s in sorted(runtime.boot_seconds.items())))
+        names = await asyncio.gather(*(vm.run("hostname", 30) for vm in runtime.vms.values()))
+        assert [n.stdout.strip() for n in names] == ["one", "two", "three"]
+        assert {vm.hypervisor.uri for vm in runtime.vms.values()} == {"qemu:///system", *REMOTE_STYLE_URIS}
+        pins = runtime.keys.known_hosts_path.read_text().splitlines()
+        assert len({line.split()[2] for line in pins}) == 3, "each guest must have its own host key"
+        assert all(any(e == "started" for _, e in vm.lifecycle_events) for vm in runtime.vms.values())
+        assert sorted(await _domains_named("aoe-trio-")) == ["aoe-trio-one", "aoe-trio-three", "aoe-trio-two"]
+    finally:
+        await runtime.close()
+    assert await _domains_named("aoe-trio-") == []
+    await runtime.close()  # idempotent
+
+
+async def test_guest_that_never_answers_ssh_reports_its_console(guest_image, tmp_path: Path) -> None:
+    runtime = MatchRuntime(tmp_path, "mute", [TerritorySpec("silent", 1, 768)], free_base_port(1),
+                           image=guest_image, ssh_timeout=6)
+    with pytest.raises(SSHUnavailable) as caught:
+        await runtime.start()
+    message = str(caught.value)
+    assert "silent: SSH on 127.0.0.1:" in message and "did not answer within 6 s" in message
+    tail = message.split("console tail: ", 1)[1]
+    assert tail and tail != "(console log empty)"
+    assert await _domains_named("aoe-mute-") == [], "a failed start must tear its VMs down"

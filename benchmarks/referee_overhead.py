@@ -1,0 +1,146 @@
+"""Referee overhead per tick, with 3 and 30 scripted territories, against a same-run baseline.
+
+Every milestone's verifier is a trivial script, so what is measured is the
+referee's own work (eligibility, events through the fsync'ing log writer,
+world fold, evidence files, env files) on top of spawning verifier processes.
+The baseline spawns exactly the same processes the same way (sequential per
+territory, concurrent across territories) with no referee around them.
+
+    .venv/bin/python benchmarks/referee_overhead.py [--repeats N] [--real]
+
+--real also times a full 3-territory headless match on real VMs (minutes).
+Prints figures; not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from aoe_tui.domain.manifest import Manifest  # noqa: E402
+from aoe_tui.engine.agent_handle import ScriptedAgent  # noqa: E402
+from aoe_tui.engine.clock import ManualSource, MatchClock  # noqa: E402
+from aoe_tui.engine.recorder import MatchRecorder  # noqa: E402
+from aoe_tui.engine.referee import Referee  # noqa: E402
+from aoe_tui.engine.scripted_host import ScriptedPlan, ScriptedTerritory  # noqa: E402
+from aoe_tui.engine.verifier import run_verifier  # noqa: E402
+from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
+
+ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
+TRIVIAL = "#!/bin/sh\necho '{\"ok\": true}' > \"$AOE_EVIDENCE_FILE\"\n"
+
+
+def manifest_with(territories: int, verifier: Path) -> Manifest:
+    data = read_manifest_data(ARENA)
+    template_territory, template_agent = data["territories"][0], data["agents"][0]
+    data["territories"] = [{**template_territory, "id": f"t-{i}"} for i in range(territories)]
+    data["agents"] = [{**template_agent, "id": f"a-{i}", "territory": f"t-{i}"} for i in range(territories)]
+    data["build"]["stop_on_first_durable"] = False
+    for milestone in data["build"]["milestones"]:
+        milestone["verifier"] = str(verifier)
+    return Manifest.model_validate(data)
+
+
+async def referee_tick(territories: int, verifier: Path) -> tuple[float, float]:
+    """Seconds for one tick in which every territory chains all four milestones, and for an idle tick."""
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        manifest = manifest_with(territories, verifier)
+        source = ManualSource()
+        clock = MatchClock(source)
+        recorder = MatchRecorder(clock, work / "events.jsonl")
+        hosts = {t.id: ScriptedTerritory(t.id, ScriptedPlan(), clock.elapsed_ms, work) for t in manifest.territories}
+        referee = Referee(manifest, hosts, recorder, {m.id: verifier for m in manifest.build.milestones}, work)
+        referee.open_match(sorted(hosts))
+        for agent in manifest.agents:
+            referee.agent_started(ScriptedAgent(agent.id, agent.territory, source.now, None))
+        source.advance(2)
+        started = time.perf_counter()
+        await referee.tick()
+        await referee.settle()
+        busy = time.perf_counter() - started
+        source.advance(2)
+        started = time.perf_counter()
+        await referee.tick()
+        await referee.settle()
+        idle = time.perf_counter() - started
+        recorder.close()
+        for host in hosts.values():
+            host.close()
+        return busy, idle
+
+
+async def baseline(territories: int, verifier: Path, milestones: int = 4) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+
+        async def one_territory(index: int) -> None:
+            for step in range(milestones):
+                await run_verifier(verifier, {"AOE_TERRITORY_ID": f"t-{index}"}, 30, work / f"{index}-{step}.json")
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one_territory(i) for i in range(territories)))
+        return time.perf_counter() - started
+
+
+async def scripted_match_wall() -> float:
+    from aoe_tui.engine.runner import MatchRunner
+    from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+    plans = {"builder-one": ScriptedPlan(6000, "disk"), "builder-two": ScriptedPlan(2000, "memory"),
+             "builder-three": ScriptedPlan(4000, "tmpfs")}
+    with tempfile.TemporaryDirectory() as scratch:
+        runner = MatchRunner(ARENA, Path(scratch) / "match", ScriptedProvider(plans),
+                             ScriptedLauncher({"oracle": AgentScript(1)}), source=ManualSource(), drain_seconds=5)
+        started = time.perf_counter()
+        await runner.run()
+        return time.perf_counter() - started
+
+
+async def real_match_wall() -> float:
+    from aoe_tui.engine.libvirt_host import LibvirtProvider
+    from aoe_tui.engine.provider import ProcessLauncher
+    from aoe_tui.engine.runner import MatchRunner
+    output = Path(tempfile.mkdtemp(prefix="aoe-bench-")) / "bench-match"
+    runner = MatchRunner(ARENA, output, LibvirtProvider(base_port=27190), ProcessLauncher(), drain_seconds=20)
+    started = time.perf_counter()
+    world = await runner.run()
+    wall = time.perf_counter() - started
+    print(f"  winner {world.winner} at match time {world.elapsed_ms / 1000:.0f} s; directory {output}")
+    return wall
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--real", action="store_true", help="also time a full 3-territory match on real VMs")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        verifier = Path(scratch) / "trivial.sh"
+        verifier.write_text(TRIVIAL)
+        verifier.chmod(0o755)
+        print("referee tick: every territory chains 4 milestones (trivial verifiers); median of", args.repeats)
+        for territories in (3, 30):
+            ticks = [await referee_tick(territories, verifier) for _ in range(args.repeats)]
+            bases = [await baseline(territories, verifier) for _ in range(args.repeats)]
+            busy = statistics.median(t[0] for t in ticks)
+            idle = statistics.median(t[1] for t in ticks)
+            base = statistics.median(bases)
+            per_eval_ms = (busy - base) / (territories * 4) * 1000
+            print(f"  {territories:>2} territories: tick {busy * 1000:7.1f} ms, baseline {base * 1000:7.1f} ms, "
+                  f"ratio {busy / base:4.2f}, overhead {(busy - base) * 1000:6.1f} ms/tick "
+                  f"({per_eval_ms:.2f} ms per evaluation); idle tick {idle * 1000:.2f} ms")
+    print(f"scripted 3-territory match through the runner (virtual clock): {await scripted_match_wall():.2f} s wall")
+    if args.real:
+        print(f"real 3-territory headless match: {await real_match_wall():.0f} s wall")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -37,8 +37,11 @@ class EventFilter:
 
 @dataclass
 class EventRow:
+    """One table row; a stall row also absorbs its attempts' evaluation_started events."""
+
     key: str
     positions: list[int] = field(default_factory=list)
+    failure_positions: list[int] = field(default_factory=list)
 
     @property
     def first_position(self) -> int:
@@ -49,7 +52,8 @@ class EventRow:
         return self.key.startswith("stall-")
 
     def count_at(self, position: int) -> int:
-        return bisect.bisect_right(self.positions, position)
+        """Failures of a stall row (events of a plain row) at or before `position`."""
+        return bisect.bisect_right(self.failure_positions or self.positions, position)
 
 
 def actor(event: EventBase) -> str:
@@ -115,8 +119,10 @@ class EventRows:
 
     def _build(self) -> list[EventRow]:
         stall_of: dict[int, str] = {}
+        failures: set[int] = set()
         for stall in find_stalls(self.events):
-            for position in stall.positions:
+            failures.update(stall.positions)
+            for position in stall.positions + stall.evaluation_positions:
                 stall_of[position] = f"stall-{stall.first_position}"
         rows: list[EventRow] = []
         stall_rows: dict[str, EventRow] = {}
@@ -126,11 +132,13 @@ class EventRows:
             stall_key = stall_of.get(position)
             if stall_key is None:
                 rows.append(EventRow(f"event-{position}", [position]))
-            elif stall_key in stall_rows:
-                stall_rows[stall_key].positions.append(position)
             else:
-                stall_rows[stall_key] = EventRow(stall_key, [position])
-                rows.append(stall_rows[stall_key])
+                if stall_key not in stall_rows:
+                    stall_rows[stall_key] = EventRow(stall_key)
+                    rows.append(stall_rows[stall_key])
+                stall_rows[stall_key].positions.append(position)
+                if position in failures:
+                    stall_rows[stall_key].failure_positions.append(position)
         return rows
 
     def visible(self, position: int) -> list[EventRow]:
@@ -141,10 +149,11 @@ class EventRows:
 
 
 def row_cells(row: EventRow, events: list[EventBase], position: int) -> tuple[str, str, str, str]:
-    first = events[row.first_position]
+    first = events[row.failure_positions[0] if row.failure_positions else row.first_position]
     count = row.count_at(position)
-    if not row.is_stall or count == 1:
-        return format_clock(first.elapsed_ms), first.kind, actor(first), summary(first)
-    last = events[row.positions[count - 1]]
+    if not row.is_stall or count <= 1:
+        shown = events[row.first_position] if count == 0 else first
+        return format_clock(shown.elapsed_ms), shown.kind, actor(shown), summary(shown)
+    last = events[row.failure_positions[count - 1]]
     span = format_clock(first.elapsed_ms) + (f"–{format_clock(last.elapsed_ms)}" if count > 1 else "")
     return span, f"stall ×{count}", actor(first), summary(first)

@@ -45,6 +45,8 @@ class Stall:
     first_ms: int
     last_ms: int
     positions: list[int] = field(default_factory=list)
+    # The evaluation_started event of each failed attempt: part of the same story.
+    evaluation_positions: list[int] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -59,24 +61,29 @@ def _label(event: EventBase) -> str:
 
 def find_stalls(events: list[EventBase], minimum: int = 2) -> list[Stall]:
     open_runs: dict[tuple[str, str], Stall] = {}
+    last_evaluation: dict[tuple[str, str], int] = {}
     stalls: list[Stall] = []
     for position, event in enumerate(events):
-        if event.kind not in ("milestone_failed", "milestone_passed", "milestone_revoked"):
+        if event.kind not in ("milestone_failed", "milestone_passed", "milestone_revoked",
+                              "milestone_evaluation_started"):
             continue
         key = (event.territory_id or "", getattr(event, "milestone", ""))
+        if event.kind == "milestone_evaluation_started":
+            last_evaluation[key] = position
+            continue
         run = open_runs.get(key)
         if event.kind != "milestone_failed":
             open_runs.pop(key, None)
             continue
         category, detail = getattr(event, "category", None), getattr(event, "detail", None)
-        if run is not None and (run.category, run.detail) == (category, detail):
-            run.positions.append(position)
-            run.last_position, run.last_ms = position, event.elapsed_ms
-            continue
-        run = Stall(key[0], key[1], category, detail, position, position, event.elapsed_ms, event.elapsed_ms,
-                    [position])
-        open_runs[key] = run
-        stalls.append(run)
+        if run is None or (run.category, run.detail) != (category, detail):
+            run = Stall(key[0], key[1], category, detail, position, position, event.elapsed_ms, event.elapsed_ms)
+            open_runs[key] = run
+            stalls.append(run)
+        run.positions.append(position)
+        run.last_position, run.last_ms = position, event.elapsed_ms
+        if key in last_evaluation:
+            run.evaluation_positions.append(last_evaluation.pop(key))
     return [s for s in stalls if s.count >= minimum]
 
 

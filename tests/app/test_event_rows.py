@@ -8,13 +8,19 @@ def test_identical_failures_collapse_into_one_growing_stall_row():
     events = load_match(HARNESS).events
     rows = EventRows(events, EventFilter())
     stall = next(row for row in rows.rows if row.is_stall and events[row.first_position].territory_id == "builder-one")
-    assert len(stall.positions) >= 10
-    assert all(events[p].kind == "milestone_failed" for p in stall.positions)
-    first, second = stall.positions[0], stall.positions[1]
+    failures = stall.failure_positions
+    assert len(failures) >= 10
+    assert all(events[p].kind == "milestone_failed" for p in failures)
+    # each failed attempt's evaluation_started is folded into the same row
+    absorbed = [p for p in stall.positions if p not in failures]
+    assert len(absorbed) == len(failures)
+    assert all(events[p].kind == "milestone_evaluation_started" for p in absorbed)
+    assert rows.cells(stall, stall.first_position)[1] == "milestone_evaluation_started"
+    first, second = failures[0], failures[1]
     assert rows.cells(stall, first)[1] == "milestone_failed"  # one failure is just a failure
     assert rows.cells(stall, second)[1] == "stall ×2"
     end_cells = rows.cells(stall, len(events) - 1)
-    assert end_cells[1] == f"stall ×{len(stall.positions)}"
+    assert end_cells[1] == f"stall ×{len(failures)}"
     assert "–" in end_cells[0] and "curl" in end_cells[3]
     assert len(rows.rows) < len(events) - len(stall.positions) + 2
 

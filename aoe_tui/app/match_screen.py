@@ -23,6 +23,7 @@ from aoe_tui.app.header import MatchHeader
 from aoe_tui.app.inspector import InspectorScreen
 from aoe_tui.app.playback import JUMP_MS, Playback
 from aoe_tui.app.report_screen import ReportScreen
+from aoe_tui.app.scoreboard import Scoreboard
 from aoe_tui.app.scrubber import TimelineScrubber
 from aoe_tui.app.session import MatchSession
 from aoe_tui.app.territory_pane import TerritoryPane
@@ -82,6 +83,7 @@ class MatchScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         match = self.session.match
         yield MatchHeader(match.arena_name, match.name, self.session.mode, self.session.has_timeline)
+        yield Scoreboard(self.session.territory_ids(), self.session.milestone_ids(), id="scoreboard")
         with ScrollableContainer(id="panes"):
             for territory_id in self.session.territory_ids():
                 agent_id = self.session.agent_for(territory_id)
@@ -113,6 +115,7 @@ class MatchScreen(Screen[None]):
         world = self.session.timeline.state_at(playback.position)
         standings = world.standings()
         self.query_one(MatchHeader).show(world, playback.elapsed_ms, playback.duration_ms)
+        self.query_one(Scoreboard).show(world)
         for pane in self.query(TerritoryPane):
             rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
             pane.show(world, playback.elapsed_ms, playback.activity_horizon_ms, rank)

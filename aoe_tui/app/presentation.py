@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.domain.world import AgentState, MilestoneState
+from aoe_tui.domain.world import AgentState, MilestoneState, World
 
 UNAVAILABLE = "unavailable"
 NOT_AVAILABLE = "n/a"
@@ -101,6 +101,13 @@ def milestone_status(milestone: MilestoneState | None, paused: bool) -> str:
     if milestone.failure_category or milestone.failure_detail:
         return "failed"
     return "pending"
+
+
+def milestone_statuses(world: World, territory_id: str, milestone_ids: list[str]) -> dict[str, str]:
+    territory = world.territories.get(territory_id)
+    return {m: milestone_status(territory.milestones.get(m) if territory else None,
+                                world.is_milestone_paused(territory_id, m))
+            for m in milestone_ids}
 
 
 def milestone_glyph(status: str) -> Content:

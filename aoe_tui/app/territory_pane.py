@@ -63,7 +63,7 @@ class TerritoryPane(Vertical):
         for name in show.COMPETITOR_STYLES:
             self.set_class(name == state, f"-{name}")
         self._set("identity", self._identity(state))
-        statuses = self._milestone_statuses(world)
+        statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
         self._set("milestones", self._milestone_matrix(world, statuses))
         if self.visualization is not None and self.visualization.nodes:
             self.query_one(ServiceMap).show(statuses)
@@ -84,12 +84,6 @@ class TerritoryPane(Vertical):
             "harness ", show.or_unavailable(agent.adapter if agent else None),
             " · reasoning ", show.or_unavailable(agent.reasoning_effort if agent else None),
         )
-
-    def _milestone_statuses(self, world: World) -> dict[str, str]:
-        territory = world.territories.get(self.territory_id)
-        return {m: show.milestone_status(territory.milestones.get(m) if territory else None,
-                                         world.is_milestone_paused(self.territory_id, m))
-                for m in self.milestones}
 
     def _milestone_matrix(self, world: World, statuses: dict[str, str]) -> Content:
         territory = world.territories.get(self.territory_id)

@@ -40,6 +40,9 @@ _LIFECYCLE_NAMES = {
     libvirt.VIR_DOMAIN_EVENT_DEFINED: "defined", libvirt.VIR_DOMAIN_EVENT_UNDEFINED: "undefined",
 }
 
+_CONNECTION_LOST = (libvirt.VIR_ERR_SYSTEM_ERROR, libvirt.VIR_ERR_RPC, libvirt.VIR_ERR_NO_CONNECT,
+                    libvirt.VIR_ERR_INVALID_CONN)
+
 EventListener = Callable[[str], None]
 
 # libvirt's default error handler prints every error (even an expected "no such
@@ -115,8 +118,14 @@ class Hypervisor:
         self._listeners.pop(name, None)
 
     async def call(self, function: Callable[..., Any], *args: Any) -> Any:
-        """Run one blocking libvirt call in a worker thread."""
-        return await asyncio.to_thread(functools.partial(function, *args))
+        """Run one blocking libvirt call in a worker thread; a dead daemon becomes an AoeError."""
+        try:
+            return await asyncio.to_thread(functools.partial(function, *args))
+        except libvirt.libvirtError as error:
+            if error.get_error_code() in _CONNECTION_LOST:
+                raise AoeError(f"lost the connection to libvirtd at {self.uri} ({socket_hint(self.uri)}): "
+                               f"{error.get_error_message()}; is it still running? (scripts/services)") from None
+            raise
 
     async def create(self, xml: str) -> None:
         """Start a transient domain from XML."""

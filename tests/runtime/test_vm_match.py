@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from aoe_tui.runtime.guest import TerritoryConfig, TerritoryVM
 from aoe_tui.runtime.hypervisor import Hypervisor
+from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.kvm_probe import choose_accel
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
-from aoe_tui.runtime.ssh import SSHUnavailable
+from aoe_tui.runtime.ports import LOOPBACK, assign_ports
+from aoe_tui.runtime.ssh import GuestSSH, SSHUnavailable
 from tests.runtime.conftest import free_base_port
 
 pytestmark = pytest.mark.vm
@@ -56,6 +60,26 @@ async def test_guest_that_never_answers_ssh_reports_its_console(guest_image, tmp
         await runtime.start()
     message = str(caught.value)
     assert "silent: SSH on 127.0.0.1:" in message and "did not answer within 6 s" in message
-    tail = message.split("console tail: ", 1)[1]
-    assert tail and tail != "(console log empty)"
+    assert "; console tail: " in message
     assert await _domains_named("aoe-mute-") == [], "a failed start must tear its VMs down"
+
+
+async def test_wrong_key_error_carries_what_the_console_showed(guest_image, tmp_path: Path) -> None:
+    hypervisor = await Hypervisor.connect()
+    ports = assign_ports(["locked"], free_base_port(1))["locked"]
+    config = TerritoryConfig("wrongkey", "locked", 1, 768, tmp_path / "territory", ports)
+    vm = TerritoryVM(config, hypervisor, MatchKeys.ensure(tmp_path / "guest-key"), guest_image,
+                     choose_accel(guest_image.kernel))
+    vm.ssh = GuestSSH("locked", LOOPBACK, ports.ssh, MatchKeys.ensure(tmp_path / "other-key"), is_alive=vm.is_running)
+    try:
+        await vm.boot()
+        while vm.console_tail() == "(console log empty)":
+            await asyncio.sleep(0.5)
+        with pytest.raises(SSHUnavailable) as caught:
+            await vm.wait_for_ssh(20)
+    finally:
+        await vm.destroy()
+        await hypervisor.close()
+    tail = str(caught.value).split("; console tail: ", 1)[1]
+    assert tail not in ("", "(console log empty)", "(no console log)")
+    assert tail.split(" | ")[0] in vm.console_tail(500)  # real lines of this guest's serial console

@@ -49,7 +49,8 @@ def vm_up_command(args: argparse.Namespace) -> int:
 
 
 def vm_ssh_command(args: argparse.Namespace) -> int:
-    argv = vm_ssh_argv(args.name, args.command)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    argv = vm_ssh_argv(args.name, command)
     sys.stdout.flush()
     try:
         os.execvp(argv[0], argv)

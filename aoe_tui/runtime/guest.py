@@ -28,6 +28,7 @@ from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
 
 GUEST_SERVICE_PORT = 8080
+_CONSOLE_TAIL_BYTES = 64 * 1024
 _ALIVE_STATES = ("running", "paused", "nostate", "shutting-down", "pmsuspended")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -187,7 +188,9 @@ class TerritoryVM:
 
     def console_tail(self, lines: int = 20, separator: str = "\n") -> str:
         try:
-            raw = self.console_path.read_bytes()[-64 * 1024:]
+            with open(self.console_path, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - _CONSOLE_TAIL_BYTES))
+                raw = log.read()
         except OSError:
             return "(no console log)"
         cleaned = [_ANSI.sub("", line).strip() for line in raw.decode("utf-8", errors="replace").splitlines()]

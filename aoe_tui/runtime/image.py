@@ -92,7 +92,7 @@ def build_image(force: bool = False, progress: Progress | None = None, recipe: G
 def _assemble(recipe: GuestRecipe, work: Path, say: Progress) -> None:
     rootfs = work / "rootfs"
     say(f"mmdebstrap {recipe.suite} ({len(recipe.packages)} packages)")
-    _run_logged(recipe.mmdebstrap_command(rootfs), say, "mmdebstrap", work)
+    _run_logged(recipe.mmdebstrap_command(rootfs), say, work, package="mmdebstrap")
     say("customizing root filesystem")
     recipe.apply(rootfs)
     kernel, initrd = _boot_files(rootfs)
@@ -102,7 +102,7 @@ def _assemble(recipe: GuestRecipe, work: Path, say: Progress) -> None:
     say(f"mkfs.ext4 -d: {recipe.disk_mib} MiB raw image")
     with open(raw, "wb") as handle:
         handle.truncate(recipe.disk_mib * 1024 * 1024)
-    _run_logged(["mkfs.ext4", "-q", "-F", "-L", "aoe-root", "-d", str(rootfs), str(raw)], say, "mkfs.ext4", work)
+    _run_logged(["mkfs.ext4", "-q", "-F", "-L", "aoe-root", "-d", str(rootfs), str(raw)], say, work, package="e2fsprogs")
     shutil.rmtree(rootfs)
     manifest = {"recipe_hash": recipe.digest(), "suite": recipe.suite, "packages": list(recipe.packages),
                 "kernel": kernel.name, "built_at": time.time()}
@@ -117,10 +117,11 @@ def _boot_files(rootfs: Path) -> tuple[Path, Path]:
     return kernels[-1], initrds[-1]
 
 
-def _run_logged(command: list[str], say: Progress, tool: str, work: Path) -> None:
+def _run_logged(command: list[str], say: Progress, work: Path, package: str) -> None:
     """Run a build tool, streaming its lines as progress and translating known failures."""
-    if shutil.which(command[0]) is None:
-        raise AoeError(f"{tool} is not installed; install it with `apt-get install {tool if tool != 'mkfs.ext4' else 'e2fsprogs'}`")
+    tool = command[0]
+    if shutil.which(tool) is None:
+        raise AoeError(f"{tool} is not installed; install it with `apt-get install {package}`")
     tail: list[str] = []
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace") as process:

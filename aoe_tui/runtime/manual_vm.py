@@ -66,8 +66,11 @@ def _free_port_pair(base_port: int) -> tuple[int, int]:
     claimed = set()
     if vms_dir().is_dir():
         for other in vms_dir().glob("*/state.json"):
-            data = json.loads(other.read_text())
-            claimed.update((data["ssh_port"], data["service_port"]))
+            try:
+                data = json.loads(other.read_text())
+                claimed.update((int(data["ssh_port"]), int(data["service_port"])))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # a broken state file claims nothing; `aoe vm down NAME --purge` removes it
     for port in range(base_port, 65534, 2):
         if not {port, port + 1} & claimed and port_is_free(port) and port_is_free(port + 1):
             return port, port + 1

@@ -38,7 +38,7 @@ async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image
     runtime = MatchRuntime(tmp_path, "trio", specs, free_base_port(3), image=guest_image)
     try:
         await runtime.start()
-        print(f"\n[timing] three guests booted together, to SSH: "
+        print("\n[timing] three guests booted together, to SSH: "
               + ", ".join(f"{t} {s:.1f} s" for t, s in sorted(runtime.boot_seconds.items())))
         names = await asyncio.gather(*(vm.run("hostname", 30) for vm in runtime.vms.values()))
         assert [n.stdout.strip() for n in names] == ["one", "two", "three"]

@@ -25,11 +25,12 @@ PROJECT = Path(__file__).resolve().parents[2]
 SSH_BOOT_TIMEOUT_S = 180
 
 
-def free_port_pair(first: int = 31000 + (os.getpid() % 500) * 2, last: int = 34000) -> TerritoryPorts:
-    for base in range(first, last, 2):
-        if port_is_free(base) and port_is_free(base + 1):
-            return TerritoryPorts(base, base + 1)
-    raise RuntimeError(f"no two free loopback ports in {first}..{last}")
+def free_ports(count: int, first: int = 31000 + (os.getpid() % 500) * 4, last: int = 36000) -> int:
+    """The first base port with `count` consecutive free loopback ports (other suites boot guests too)."""
+    for base in range(first, last, count):
+        if all(port_is_free(port) for port in range(base, base + count)):
+            return base
+    raise RuntimeError(f"no {count} consecutive free loopback ports in {first}..{last}")
 
 
 async def boot_shared_guest(directory: Path, match_id: str) -> AsyncIterator[TerritoryVM]:
@@ -40,7 +41,7 @@ async def boot_shared_guest(directory: Path, match_id: str) -> AsyncIterator[Ter
     hypervisor = await Hypervisor.connect()
     keys = MatchKeys.ensure(directory / "keys")
     config = TerritoryConfig(match_id=match_id, territory_id="builder-one", vcpus=1, memory_mib=768,
-                             directory=directory / "territory", ports=free_port_pair())
+                             directory=directory / "territory", ports=TerritoryPorts(base := free_ports(2), base + 1))
     vm = TerritoryVM(config, hypervisor, keys, image, choose_accel(image.kernel))
     try:
         await vm.boot()

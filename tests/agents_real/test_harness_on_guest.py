@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from aoe_tui.agents.protocol import AgentResult
+from aoe_tui.domain.transcript import ToolTraceEntry
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
 from aoe_tui.runtime.guest import TerritoryVM
 from tests.agents_real.builder_script import SUMMARY, builder_script
@@ -149,3 +151,20 @@ async def test_a_reboot_mid_command_reconnects_and_the_run_continues(guest: Terr
     first, lost, second = files.trace()
     assert lost["is_error"] and "reconnected after" in lost["output"]
     assert first["output"].split()[0] != second["output"].split()[0]
+
+
+async def test_the_example_external_adapter_writes_every_protocol_file(guest: TerritoryVM, tmp_path: Path) -> None:
+    env = harness_env(tmp_path, "unused", access(guest), AOE_SSH_USER="root")
+    process = await asyncio.create_subprocess_exec(str(PROJECT / "examples" / "adapters" / "ssh-survey.sh"),
+                                                   env=env, stdout=asyncio.subprocess.DEVNULL,
+                                                   stderr=asyncio.subprocess.PIPE)
+    _, stderr = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, stderr.decode()
+    files = HarnessFiles(tmp_path)
+    result = AgentResult.model_validate(files.result())
+    assert (result.status, result.agent, result.territory) == ("completed", "real-builder", "builder-one")
+    trace = [ToolTraceEntry.model_validate(entry) for entry in files.trace()]
+    assert [entry.name for entry in trace] == ["Bash", "Bash"]
+    assert trace[0].output.startswith("Linux ") and "Debian GNU/Linux 12" in trace[0].output
+    assert trace[1].output.splitlines()[0] == "enabled" and not trace[1].is_error
+    assert files.json("usage.json")["tool_calls"] == 2 and result.usage.resource_units == 2

@@ -1,7 +1,7 @@
 """The command palette: every action of the current screen, plus the event filters.
 
 Bindings carry descriptions, so the palette lists the same words the footer
-and the help screen use; filters add one command per kind, territory and
+and the help screen use; actions the screen disables right now are left out; filters add one command per kind, territory and
 agent because cycling through twenty kinds by key is slow.
 """
 
@@ -9,14 +9,25 @@ from __future__ import annotations
 
 from functools import partial
 
+from textual.actions import parse
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
+
+from aoe_tui.app.help_screen import screen_bindings
+
+
+def _enabled(screen: Screen, binding: Binding) -> bool:
+    """A disabled action (no steering once the match is over) is left out, not offered to fail."""
+    _, name, parameters = parse(binding.action)
+    return bool(screen.check_action(name, parameters))
 
 
 class MatchCommands(Provider):
     def _commands(self) -> list[tuple[str, object]]:
         screen = self.screen
         commands = [(binding.description, partial(screen.call_later, screen.run_action, binding.action))
-                    for binding in screen.BINDINGS if getattr(binding, "description", "")]
+                    for binding in screen_bindings(screen) if binding.description and _enabled(screen, binding)]
         filter_options = getattr(screen, "filter_options", None)
         if filter_options is not None:
             for field in ("kind", "territory", "agent"):

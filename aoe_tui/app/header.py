@@ -12,19 +12,24 @@ MATCH_STATE_STYLES = {"running": "$primary", "finished": "$success", "aborted": 
 
 
 class MatchHeader(Static):
-    """One line; the badge says REPLAY or LIVE so a viewer never mistakes one for the other."""
+    """One line; the badge says REPLAY or LIVE so a viewer never mistakes one for the other.
 
-    def __init__(self, arena: str, name: str, mode: str, has_timeline: bool, **kwargs) -> None:
+    The screen decides the badge (a live match scrubbed back says how many
+    events arrived since), so the header only draws it.
+    """
+
+    def __init__(self, arena: str, name: str, has_timeline: bool, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.arena, self.match_name, self.mode, self.has_timeline = arena, name, mode, has_timeline
+        self.arena, self.match_name, self.has_timeline = arena, name, has_timeline
 
-    def show(self, world: World, elapsed_ms: int, duration_ms: int) -> None:
+    def show(self, world: World, elapsed_ms: int, duration_ms: int, badge: tuple[str, str]) -> None:
         standings = world.standings()
         leader = standings[0] if standings and world.territories[standings[0]].milestone_points else None
+        state = "paused" if world.paused and world.match_state == "running" else world.match_state
         parts: list[Content | tuple[str, str] | str] = [
-            (f" {self.mode.upper()} ", "reverse bold $accent"), " ",
+            badge, " ",
             (self.arena, "bold"), " · ", self.match_name, "  ",
-            (world.match_state, MATCH_STATE_STYLES.get(world.match_state, "")), "  ",
+            (state, MATCH_STATE_STYLES.get(state, "")), "  ",
             (f"{format_clock(elapsed_ms)} / {format_clock(duration_ms)}", "bold"),
         ]
         if not self.has_timeline:

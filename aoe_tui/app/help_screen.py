@@ -17,9 +17,16 @@ MOUSE_HELP = [
 MARKER_HELP = "markers: ▲ pass  ✗ failure stall  ▼ revoked  ◆ durable  ⚑ finish  ‖ operator  ! infrastructure"
 
 
+def screen_bindings(screen: Screen) -> list[Binding]:
+    """The screen's own bindings and those it inherits from our screens (a live match screen adds
+    steering keys); Textual's generic screen keys are not ours to list."""
+    ours = [cls for cls in reversed(type(screen).__mro__) if not cls.__module__.startswith("textual")]
+    return [binding for cls in ours for binding in cls.__dict__.get("BINDINGS", []) if isinstance(binding, Binding)]
+
+
 def binding_lines(screen: Screen) -> list[tuple[str, str]]:
     lines = []
-    for binding in screen.BINDINGS:
+    for binding in screen_bindings(screen):
         if isinstance(binding, Binding) and binding.description:
             keys = binding.key_display or binding.key
             lines.append((keys.replace("left_square_bracket", "[").replace("right_square_bracket", "]"),

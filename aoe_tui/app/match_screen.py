@@ -82,7 +82,7 @@ class MatchScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         match = self.session.match
-        yield MatchHeader(match.arena_name, match.name, self.session.mode, self.session.has_timeline)
+        yield MatchHeader(match.arena_name, match.name, self.session.has_timeline)
         yield Scoreboard(self.session.territory_ids(), self.session.milestone_ids(), id="scoreboard")
         with ScrollableContainer(id="panes"):
             for territory_id in self.session.territory_ids():
@@ -114,7 +114,7 @@ class MatchScreen(Screen[None]):
         playback = self.playback
         world = self.session.timeline.state_at(playback.position)
         standings = world.standings()
-        self.query_one(MatchHeader).show(world, playback.elapsed_ms, playback.duration_ms)
+        self.query_one(MatchHeader).show(world, *self.header_times(), self.badge())
         self.query_one(Scoreboard).show(world)
         for pane in self.query(TerritoryPane):
             rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
@@ -124,6 +124,19 @@ class MatchScreen(Screen[None]):
         self.query_one(EventList).sync(playback.position)
         for feed in self.query(ToolFeed):
             feed.sync(playback.activity_horizon_ms)
+
+    def header_times(self) -> tuple[int, int]:
+        """(time at the cursor, time the header measures it against)."""
+        return self.playback.elapsed_ms, self.playback.duration_ms
+
+    def badge(self) -> tuple[str, str]:
+        """REPLAY; or LIVE while following a live match, else how far behind live the cursor is."""
+        if self.session.mode != "live":
+            return " REPLAY ", "reverse bold $accent"
+        behind = self.playback.last_position - self.playback.position
+        if self.playback.following or behind <= 0:
+            return " ● LIVE ", "reverse bold $error"
+        return f" {behind} new event{'s' if behind != 1 else ''} · End rejoins live ", "reverse bold $warning"
 
     def _status(self) -> str:
         if not self.session.has_timeline:
@@ -140,8 +153,15 @@ class MatchScreen(Screen[None]):
 
     def add_event(self, event: EventBase) -> None:
         """Live seam: grow the timeline; a cursor following the end moves with it."""
+        self.add_events([event])
+
+    def add_events(self, events: list[EventBase]) -> None:
+        """A burst of live events (one referee tick) costs one repaint, not one per event."""
+        if not events:
+            return
         following = self.playback.following or len(self.session.timeline) == 0
-        self.session.append(event)
+        for event in events:
+            self.session.append(event)
         self.query_one(EventList).timeline_grew()
         if following:
             self.playback.end()

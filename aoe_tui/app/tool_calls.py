@@ -20,7 +20,6 @@ from aoe_tui.domain.transcript import ToolTraceEntry
 from aoe_tui.store.saved_match import SavedMatch
 
 
-
 @dataclass(frozen=True)
 class ToolCall:
     agent: str
@@ -90,6 +89,11 @@ class ToolCallIndex:
     def __init__(self, calls: list[ToolCall]) -> None:
         self.calls = calls
         self._times = [call.at_ms for call in calls]
+
+    def extend(self, calls: list[ToolCall]) -> None:
+        """Calls that arrived live; kept in time order so "what happened by t" stays a prefix."""
+        self.calls = sorted(self.calls + calls, key=lambda call: (call.at_ms, call.index))
+        self._times = [call.at_ms for call in self.calls]
 
     def count_at(self, elapsed_ms: int) -> int:
         return bisect.bisect_right(self._times, elapsed_ms)

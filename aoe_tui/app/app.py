@@ -32,6 +32,10 @@ class AoeApp(App[None]):
         self.mode = mode
 
     def on_mount(self) -> None:
+        self.show_first_screen()
+
+    def show_first_screen(self) -> None:
+        """The browser, or the match given on the command line (the live app starts with its preparation)."""
         if self.initial_match is not None:
             self.open_match(self.initial_match)
         else:

@@ -21,7 +21,12 @@ def screen_bindings(screen: Screen) -> list[Binding]:
     """The screen's own bindings and those it inherits from our screens (a live match screen adds
     steering keys); Textual's generic screen keys are not ours to list."""
     ours = [cls for cls in reversed(type(screen).__mro__) if not cls.__module__.startswith("textual")]
-    return [binding for cls in ours for binding in cls.__dict__.get("BINDINGS", []) if isinstance(binding, Binding)]
+    by_key: dict[str, Binding] = {}
+    for cls in ours:
+        for binding in cls.__dict__.get("BINDINGS", []):
+            if isinstance(binding, Binding):
+                by_key[binding.key] = binding  # a subclass re-declaring a key replaces it, in place
+    return list(by_key.values())
 
 
 def binding_lines(screen: Screen) -> list[tuple[str, str]]:

@@ -1,0 +1,171 @@
+"""The app with the referee engine running inside it: prepare, race, steer, quit safely.
+
+`MatchRunner.run()` is a worker on the app's own event loop (blocking libvirt
+work already runs in threads inside the runtime), so the engine's updates
+arrive as plain callbacks on the UI's loop: progress goes to the preparation
+view, events are batched to the match screen once every agent has started.
+Quitting mid-match asks first, then cancels the worker; the runner records
+`aborted` and destroys the guests, and the app leaves only when that is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from textual.worker import Worker, WorkerState
+
+from aoe_tui.domain.events import EventBase
+from aoe_tui.domain.world import World
+from aoe_tui.engine.provenance import provenance
+from aoe_tui.engine.recorder import MatchUpdate, Progress
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.store.saved_match import AgentInfo, SavedMatch
+from aoe_tui.app.app import AoeApp
+from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen
+from aoe_tui.app.live_screen import LiveMatchScreen
+from aoe_tui.app.preparation import PreparationBoard, PreparationScreen
+from aoe_tui.app.session import MatchSession
+
+# Work to do before the match on a worker thread (the demo's image build), reporting lines of progress.
+BeforeMatch = Callable[[Callable[[str], None]], object]
+RETRY_S = 0.05
+TEARING_DOWN = "tearing down… (recording the abort, destroying every guest)"
+
+
+def one_line(error: BaseException) -> str:
+    """What the user reads when the engine stops on an error: one line, never a traceback."""
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
+    """The saved-match view of a match still being played: the manifest as run and the events so far."""
+    manifest = runner.manifest
+    return SavedMatch(
+        source=runner.match_dir.root, shape="directory", name=runner.match_dir.root.name, manifest=manifest,
+        events=list(events), world=World(), recorded_world=None,
+        agents={a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort) for a in manifest.agents},
+        provenance=provenance(manifest, runner.manifest_path), visualization=manifest.visualization,
+        directory=runner.match_dir.root,
+    )
+
+
+class LiveApp(AoeApp):
+    def __init__(self, runner: MatchRunner, *, clock: Callable[[], float] = time.monotonic,
+                 before_match: BeforeMatch | None = None) -> None:
+        super().__init__(clock=clock, mode="live")
+        self.runner = runner
+        self.before_match = before_match
+        self.board = PreparationBoard([t.id for t in runner.manifest.territories])
+        self.events: list[EventBase] = []
+        self._unsent: list[EventBase] = []
+        self._flush_pending = False
+        self.match_screen: LiveMatchScreen | None = None
+        self.engine: Worker | None = None
+        self.busy: BusyScreen | None = None
+        self.engine_error: str | None = None
+        runner.subscribe(self._on_match_update)
+
+    def show_first_screen(self) -> None:
+        self.push_screen(PreparationScreen(self.runner.manifest.arena.display_name, self.runner.match_dir.root.name,
+                                           self.board, self.runner.match_dir.root))
+        self.engine = self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
+
+    async def _run_engine(self) -> World:
+        if self.before_match is not None:
+            def say(line: str) -> None:
+                self.call_from_thread(self._on_match_update, Progress("image", line))
+            await asyncio.to_thread(self.before_match, say)
+        return await self.runner.run()
+
+    # -- engine updates (called on the app's loop, inside the runner) -------------------------------
+
+    def _on_match_update(self, update: MatchUpdate) -> None:
+        if isinstance(update, Progress):
+            self.board.apply(update)
+            if self.busy is not None:
+                self.busy.detail(update.message)
+            if self.match_screen is None:
+                self._show_preparation()
+                if self.board.ready:
+                    self.call_later(self._start_race)
+            return
+        self.events.append(update)
+        self._unsent.append(update)
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.call_later(self._deliver_events)
+
+    def _show_preparation(self) -> None:
+        screen = self.screen
+        if isinstance(screen, PreparationScreen) and screen.is_mounted:
+            screen.show()
+
+    def _start_race(self) -> None:
+        """Every agent started: the match screen takes over, seeded with the events so far."""
+        if self.match_screen is not None or self.busy is not None:
+            return
+        if not isinstance(self.screen, PreparationScreen):  # a dialog is open over the preparation view
+            self.set_timer(RETRY_S, self._start_race)
+            return
+        self._unsent = []
+        session = MatchSession(live_match(self.runner, self.events), mode="live")
+        self.match_screen = LiveMatchScreen(session, self.runner, self.runner.clock.elapsed_ms)
+        self.switch_screen(self.match_screen)
+
+    def _deliver_events(self) -> None:
+        """Hand the batch of new events to the match screen (once it is up; until then they wait)."""
+        if self.match_screen is None:
+            self._flush_pending = False
+            return
+        if not self.match_screen.is_mounted:
+            self.set_timer(RETRY_S, self._deliver_events)
+            return
+        self._flush_pending = False
+        events, self._unsent = self._unsent, []
+        self.match_screen.add_events(events)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self.engine or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR,
+                                                                  WorkerState.CANCELLED):
+            return
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.engine_error = one_line(event.worker.error)
+            self.board.fail(self.engine_error)
+            self._show_preparation()
+            if self.match_screen is not None:
+                self.notify(self.engine_error, title="the match stopped", severity="error", timeout=30)
+        if self.match_screen is not None:
+            self.match_screen.engine_stopped()
+        if self.busy is not None:
+            self.exit()
+
+    # -- quitting ----------------------------------------------------------------------------------
+
+    @property
+    def engine_running(self) -> bool:
+        return self.engine is not None and not self.engine.is_finished
+
+    async def action_quit(self) -> None:
+        if not self.engine_running:
+            self.exit()
+            return
+        if self.busy is not None:
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self.abort()
+        self.push_screen(ConfirmScreen(
+            "Abort the running match and quit?",
+            "The log ends in 'aborted', every guest is destroyed, and the match directory stays replayable."),
+            answer)
+
+    def abort(self) -> None:
+        """Cancel the engine; the app exits once the runner has recorded the abort and torn down."""
+        assert self.engine is not None
+        self.busy = BusyScreen(TEARING_DOWN)
+        self.push_screen(self.busy)
+        self.engine.cancel()

@@ -1,0 +1,244 @@
+"""The match screen of a running match: the replay screen fed live, plus steering.
+
+Steering acts on the runner, and every action is an event the referee
+records, so it shows up in the event list and as an operator marker like
+anything else. Actions that make no sense right now (resume when nothing is
+paused, anything once the match is over) are disabled through `check_action`,
+so the footer dims them and the palette leaves them out, instead of failing
+when pressed. Milestone actions apply to the selected territory (keys 1-9),
+or to every territory where that makes sense.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+from textual.binding import Binding
+
+from aoe_tui.agents import protocol as p
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.world import World
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.territory import TerritoryHost
+from aoe_tui.app.dialogs import ConfirmScreen, PickerScreen
+from aoe_tui.app.live_tool_calls import LiveToolCalls
+from aoe_tui.app.match_screen import MatchScreen
+from aoe_tui.app.session import MatchSession
+from aoe_tui.app.territory_pane import TerritoryPane
+from aoe_tui.app.territory_screen import TerritoryScreen
+
+LIVE_REFRESH_S = 1.0
+STEERING = frozenset({"pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"})
+EVERY_TERRITORY = None
+OPERATOR_PAUSE_REASON = "paused by the operator"
+QUIET_WHEN_LIVE = frozenset({"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed",
+                             "report('fought')"})
+
+
+def ssh_command(host: TerritoryHost | None) -> str:
+    """The command a human pastes to get a root shell in the guest (a VM knows its own best)."""
+    if host is None:
+        return "(the territory is not running)"
+    vm = getattr(host, "vm", None)
+    if vm is not None:
+        return vm.ssh_command()
+    access = host.access_env()
+    if p.ENV_SSH_KEY not in access or not host.ssh_port:
+        return "(no SSH: this territory is not a virtual machine)"
+    return shlex.join(["ssh", "-i", access[p.ENV_SSH_KEY], "-o", f"UserKnownHostsFile={access.get(p.ENV_KNOWN_HOSTS, '')}",
+                       "-p", str(host.ssh_port), f"{access.get(p.ENV_SSH_USER, 'root')}@{host.host}"])
+
+
+class LiveMatchScreen(MatchScreen):
+    BINDINGS = [
+        # Watching live, steering matters more than playback speed: those keys still work, off the footer.
+        *[replace(binding, show=False) for binding in MatchScreen.BINDINGS if binding.action in QUIET_WHEN_LIVE],
+        Binding("1", "select(0)", "Select territory", key_display="1-9"),
+        *[Binding(str(n), f"select({n - 1})", "", show=False) for n in range(2, 10)],
+        Binding("d", "drill_down", "Territory details"),
+        Binding("p", "pause_match", "Pause match"),
+        Binding("r", "resume_match", "Resume match"),
+        Binding("m", "pause_milestone", "Pause milestone…"),
+        Binding("n", "resume_milestone", "Resume milestone…"),
+        Binding("y", "retry_milestone", "Retry milestone…"),
+    ]
+
+    def __init__(self, session: MatchSession, runner: MatchRunner, live_clock: Callable[[], int]) -> None:
+        super().__init__(session)
+        self.runner = runner
+        self.live_clock = live_clock
+        self.live_calls = LiveToolCalls(session, runner.match_dir.root)
+        ids = session.territory_ids()
+        self.selected: str | None = ids[0] if ids else None
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(LIVE_REFRESH_S, self.live_tick)
+        self._show_selection()
+
+    # -- live feed ---------------------------------------------------------------------------------
+
+    @property
+    def live_world(self) -> World:
+        return self.runner.world
+
+    @property
+    def engine_running(self) -> bool:
+        referee = self.runner.referee
+        return referee is not None and not referee.over
+
+    def live_tick(self) -> None:
+        """New tool calls, and the match clock moving between events (a reboot check is quiet for a while)."""
+        self.live_calls.poll()
+        self.refresh_cursor()
+
+    def add_events(self, events) -> None:
+        super().add_events(events)
+        self.refresh_bindings()
+
+    def header_times(self) -> tuple[int, int]:
+        limit_ms = self.runner.manifest.rules.duration_seconds * 1000
+        if self.playback.following and self.engine_running:
+            return max(self.live_clock(), self.playback.elapsed_ms), limit_ms
+        return self.playback.elapsed_ms, limit_ms
+
+    def engine_stopped(self) -> None:
+        self.live_calls.poll()
+        self.refresh_cursor()
+        self.refresh_bindings()
+
+    # -- selection and drill-down ------------------------------------------------------------------
+
+    def action_select(self, index: int) -> None:
+        ids = self.session.territory_ids()
+        if index < len(ids):
+            self.selected = ids[index]
+            self._show_selection()
+            self.refresh_bindings()
+
+    def _show_selection(self) -> None:
+        for pane in self.query(TerritoryPane):
+            pane.set_class(pane.territory_id == self.selected, "-selected")
+            if pane.territory_id == self.selected:
+                pane.scroll_visible(animate=False)
+
+    def action_drill_down(self) -> None:
+        if self.selected is None:
+            return
+        referee = self.runner.referee
+        host = referee.hosts.get(self.selected) if referee is not None else None
+        self.app.push_screen(TerritoryScreen(
+            self.selected, self.session.agent_for(self.selected), self.session.milestone_ids(),
+            self.runner.match_dir.root, lambda: self.runner.world, ssh_command(host)))
+
+    # -- steering ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in STEERING:
+            return True
+        if not self.engine_running:
+            return None
+        world = self.live_world
+        enabled = {
+            "pause_match": not world.paused,
+            "resume_match": world.paused,
+            "pause_milestone": bool(self._pause_options()),
+            "resume_milestone": bool(world.paused_milestones),
+            "retry_milestone": bool(self._retry_options()),
+        }[action]
+        return True if enabled else None
+
+    def _operate(self, operation: Callable[[], object]) -> None:
+        """Run one operator control; a refusal (the target changed meanwhile) is a notice, not a crash."""
+        try:
+            operation()
+        except AoeError as error:
+            self.notify(str(error), title="operator action refused", severity="warning")
+        self.refresh_bindings()
+
+    def _operate_async(self, coroutine_function: Callable[[], object]) -> None:
+        """Pausing waits for running verifications to settle: never on the UI's time."""
+        async def run() -> None:
+            try:
+                await coroutine_function()
+            except AoeError as error:
+                self.notify(str(error), title="operator action refused", severity="warning")
+            self.refresh_bindings()
+        self.run_worker(run(), group="operator", exit_on_error=False)
+
+    def action_pause_match(self) -> None:
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._operate_async(partial(self.runner.pause_match, OPERATOR_PAUSE_REASON))
+        self.app.push_screen(ConfirmScreen(
+            "Pause the whole match?", "The clock stops, guests and agents are suspended until you resume (r)."),
+            answer)
+
+    def action_resume_match(self) -> None:
+        self._operate_async(self.runner.resume_match)
+
+    def _milestones(self) -> list[str]:
+        build = self.runner.manifest.build
+        return [m.id for m in build.milestones] if build else []
+
+    def _pause_options(self) -> list[tuple[str, tuple[str, str | None]]]:
+        world, options = self.live_world, []
+        for milestone in self._milestones():
+            if self.selected and not world.is_milestone_paused(self.selected, milestone):
+                options.append((f"{milestone} · {self.selected}", (milestone, self.selected)))
+            if f"*/{milestone}" not in world.paused_milestones:
+                options.append((f"{milestone} · every territory", (milestone, EVERY_TERRITORY)))
+        return options
+
+    def _resume_options(self) -> list[tuple[str, tuple[str, str | None]]]:
+        options = []
+        for key in self.live_world.paused_milestones:
+            territory, _, milestone = key.partition("/")
+            target = EVERY_TERRITORY if territory == "*" else territory
+            options.append((f"{milestone} · {territory if target else 'every territory'}", (milestone, target)))
+        return options
+
+    def _retry_options(self) -> list[tuple[str, str]]:
+        """Milestones of the selected territory whose dependencies passed (what the referee accepts)."""
+        world, build = self.live_world, self.runner.manifest.build
+        territory = world.territories.get(self.selected or "")
+        if territory is None or build is None or territory.competitor_state == "unavailable":
+            return []
+        passed = {m for m, state in territory.milestones.items() if state.passed}
+        return [(f"{m.id} · {self.selected}" + ("  (passed: a failed re-check revokes it)" if m.id in passed else ""),
+                 m.id) for m in build.milestones if set(m.depends_on) <= passed]
+
+    def action_pause_milestone(self) -> None:
+        def chosen(target: tuple[str, str | None] | None) -> None:
+            if target is not None:
+                self._operate(partial(self.runner.pause_milestone, *target))
+        self.app.push_screen(PickerScreen("Pause which milestone?", self._pause_options()), chosen)
+
+    def action_resume_milestone(self) -> None:
+        def chosen(target: tuple[str, str | None] | None) -> None:
+            if target is not None:
+                self._operate(partial(self.runner.resume_milestone, *target))
+        self.app.push_screen(PickerScreen("Resume which milestone?", self._resume_options()), chosen)
+
+    def action_retry_milestone(self) -> None:
+        territory = self.selected
+        assert territory is not None
+
+        def retry(milestone: str) -> None:
+            self._operate(partial(self.runner.retry_milestone, territory, milestone))
+
+        def chosen(milestone: str | None) -> None:
+            if milestone is None:
+                return
+            state = self.live_world.territories[territory].milestones.get(milestone)
+            if state is not None and state.passed:
+                self.app.push_screen(ConfirmScreen(
+                    f"Re-check {milestone} on {territory}?",
+                    "It has passed; if the re-check fails the milestone is revoked and its points are lost."),
+                    lambda yes: retry(milestone) if yes else None)
+            else:
+                retry(milestone)
+        self.app.push_screen(PickerScreen(f"Retry which milestone of {territory} now?", self._retry_options()), chosen)

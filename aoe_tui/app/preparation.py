@@ -1,0 +1,143 @@
+"""Before the race: what each territory is waiting for (image, boot, SSH preflight, agent start).
+
+Booting guests under TCG takes tens of seconds; this view shows that the
+wait is progress, and when a territory fails to boot it shows why (the
+runner's one-line error and the guest's console tail) instead of starting a
+match half-blind — the runner never opens a match with a territory missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from aoe_tui.engine.recorder import Progress
+from aoe_tui.app.file_tail import tail_lines
+
+STAGES = ("image", "boot", "ssh", "agent")
+STAGE_TITLES = {"image": "image", "boot": "boot", "ssh": "SSH preflight", "agent": "agent"}
+GLYPHS = {"waiting": ("·", "$text-muted"), "running": ("⋯", "$warning bold"), "done": ("✓", "$success"),
+          "failed": ("✗", "$error bold")}
+LOG_LINES = 8
+CONSOLE_LINES = 12
+
+
+@dataclass
+class TerritoryPreparation:
+    stages: dict[str, str] = field(default_factory=lambda: {stage: "waiting" for stage in STAGES})
+    message: str = "waiting"
+
+    def reach(self, stage: str) -> None:
+        """`stage` began; every earlier stage is therefore done."""
+        for earlier in STAGES[:STAGES.index(stage)]:
+            self.stages[earlier] = "done"
+        if self.stages[stage] == "waiting":
+            self.stages[stage] = "running"
+
+    def finish(self, stage: str) -> None:
+        self.reach(stage)
+        self.stages[stage] = "done"
+
+
+class PreparationBoard:
+    """Folds the runner's `Progress` updates into a per-territory stage table (no Textual here)."""
+
+    def __init__(self, territory_ids: list[str]) -> None:
+        self.territories = {tid: TerritoryPreparation() for tid in territory_ids}
+        self.log: list[str] = []
+        self.error: str | None = None
+
+    def apply(self, update: Progress) -> None:
+        self.log = (self.log + [f"{update.territory}: {update.message}" if update.territory else update.message])[-LOG_LINES:]
+        if update.stage == "image":
+            for territory in self.territories.values():
+                territory.reach("image")
+                territory.message = update.message
+            return
+        territory = self.territories.get(update.territory or "")
+        if territory is None or update.stage not in STAGES:
+            return
+        territory.message = update.message
+        if update.stage == "boot":
+            territory.reach("boot")
+        elif update.stage == "ssh":
+            territory.finish("ssh")
+        elif update.stage == "agent":
+            territory.finish("agent")
+
+    def image_done(self, message: str) -> None:
+        for territory in self.territories.values():
+            territory.finish("image")
+            territory.message = message
+
+    @property
+    def ready(self) -> bool:
+        """Every agent started: the race is on."""
+        return all(t.stages["agent"] == "done" for t in self.territories.values())
+
+    def fail(self, error: str) -> None:
+        self.error = error
+        for territory in self.territories.values():
+            for stage, state in territory.stages.items():
+                if state == "running":
+                    territory.stages[stage] = "failed"
+
+    def unbooted(self) -> list[str]:
+        """Territories that never passed SSH preflight: their console says why."""
+        return [tid for tid, t in self.territories.items() if t.stages["ssh"] != "done"]
+
+
+class PreparationScreen(Screen[None]):
+    BINDINGS = [Binding("q", "app.quit", "Quit")]
+
+    def __init__(self, arena: str, match_name: str, board: PreparationBoard, match_dir: Path) -> None:
+        super().__init__()
+        self.arena, self.match_name, self.board, self.match_dir = arena, match_name, board, match_dir
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.assemble((" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ",
+                                      self.match_name), id="prep-title")
+        with VerticalScroll(id="prep-body"):
+            yield Static(id="prep-board")
+            yield Static(id="prep-failure")
+            yield Static(id="prep-log")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def show(self) -> None:
+        board = self.board
+        width = max(len(tid) for tid in board.territories)
+        header = Content.assemble(("territory".ljust(width), "bold"), "  ",
+                                  *[(STAGE_TITLES[s].ljust(len(STAGE_TITLES[s]) + 2), "bold") for s in STAGES])
+        rows = [header]
+        for tid, territory in board.territories.items():
+            cells = []
+            for stage in STAGES:
+                glyph, style = GLYPHS[territory.stages[stage]]
+                cells += [(glyph, style), " " * (len(STAGE_TITLES[stage]) + 1)]
+            rows.append(Content.assemble(tid.ljust(width), "  ", *cells, (territory.message, "$text-muted")))
+        self.query_one("#prep-board", Static).update(Content("\n").join(rows))
+        self.query_one("#prep-log", Static).update(Content("\n").join(
+            [Content.styled("setup log", "bold")] + [Content(line) for line in board.log]))
+        self.query_one("#prep-failure", Static).update(self._failure())
+        self.query_one("#prep-failure").display = board.error is not None
+
+    def _failure(self) -> Content:
+        if self.board.error is None:
+            return Content("")
+        parts = [Content.styled("The match could not start: ", "bold $error") + Content(self.board.error)]
+        for tid in self.board.unbooted():
+            console = tail_lines(self.match_dir / "territories" / tid / "console.log", CONSOLE_LINES)
+            parts.append(Content.styled(f"{tid} console (last {CONSOLE_LINES} lines)", "bold"))
+            parts += [Content.styled(line, "$text-muted") for line in console] or [Content.styled("(no console output)", "$text-muted")]
+        parts.append(Content.styled(f"The aborted match is recorded in {self.match_dir}. Press q to quit.", "$warning"))
+        return Content("\n").join(parts)

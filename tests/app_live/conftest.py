@@ -1,0 +1,106 @@
+"""Live matches for the app tests: the scripted provider on a clock the test holds back.
+
+A `GatedSource` is virtual time that runs instantly up to a limit and then
+waits until the test moves the limit: the runner settles every tick's
+verifications before sleeping on a virtual source, so whatever is on screen
+at a given limit is the same on every run — no wall clock in any snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.scripted_host import ScriptedPlan
+from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.app.live_app import LiveApp
+from tests.engine.helpers import ARENA
+
+WAIT_STEP_S = 0.01
+# Slower than the engine tests' race so there is a race to watch: the oracle's guest comes up last.
+LIVE_RACE = {"builder-one": ScriptedPlan(ready_at_ms=24_000, storage="disk"),
+             "builder-two": ScriptedPlan(ready_at_ms=4_000, storage="memory"),
+             "builder-three": ScriptedPlan(ready_at_ms=10_000, storage="tmpfs")}
+
+
+class GatedSource:
+    virtual = True
+
+    def __init__(self, limit: float = math.inf) -> None:
+        self._now = 0.0
+        self.limit = limit
+        self.held = False
+
+    def now(self) -> float:
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        target = self._now + max(seconds, 0.0)
+        while target > self.limit:
+            self._now = max(self._now, self.limit)
+            self.held = True
+            await asyncio.sleep(WAIT_STEP_S)
+        self.held = False
+        self._now = max(self._now, target)
+        await asyncio.sleep(0)
+
+
+class GatedBootProvider(ScriptedProvider):
+    """Scripted territories that report booting and then wait for `gate` (the preparation view's moment)."""
+
+    def __init__(self, plans: dict[str, ScriptedPlan]) -> None:
+        super().__init__(plans)
+        self.gate = asyncio.Event()
+
+    async def boot(self, manifest, match_dir, recorder, clock):
+        recorder.progress("image", "guest image ready (scripted)")
+        for territory in manifest.territories:
+            recorder.progress("boot", "booting scripted territory", territory.id)
+        recorder.progress("ssh", "SSH preflight passed after 12.5 s", manifest.territories[0].id)
+        await self.gate.wait()
+        return await super().boot(manifest, match_dir, recorder, clock)
+
+
+class FailingBootProvider(ScriptedProvider):
+    """One guest never answers SSH: the runner must abort before the match opens."""
+
+    CONSOLE = ["[    0.000000] Linux version 6.1.0-cloud-amd64", "[    2.100000] EXT4-fs (vda): mounted filesystem",
+               "[   31.500000] systemd[1]: Failed to start ssh.service - OpenBSD Secure Shell server."]
+
+    async def boot(self, manifest, match_dir, recorder, clock):
+        for territory in manifest.territories:
+            recorder.progress("boot", "booting VM", territory.id)
+        failing = manifest.territories[1].id
+        console = match_dir.territory_dir(failing) / "console.log"
+        console.parent.mkdir(parents=True, exist_ok=True)
+        console.write_text("\n".join(self.CONSOLE) + "\n")
+        recorder.progress("ssh", "SSH preflight passed after 16.0 s", manifest.territories[0].id)
+        raise AoeError(f"{failing}: SSH did not answer within 240 s")
+
+
+def live_app(output: Path, source: GatedSource, provider: ScriptedProvider | None = None,
+             manifest: Path = ARENA) -> LiveApp:
+    runner = MatchRunner(manifest, output, provider or ScriptedProvider(dict(LIVE_RACE)), ScriptedLauncher(),
+                         source=source, drain_seconds=4)
+    return LiveApp(runner, clock=lambda: 0.0)
+
+
+async def until(pilot, condition, seconds: float = 30.0) -> None:
+    """Let the app and the engine run until `condition()` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition never held")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def hold_at(pilot, source: GatedSource, seconds: float) -> None:
+    """Run the match to `seconds` of match-source time and wait there with the screen up to date."""
+    source.limit = seconds
+    await until(pilot, lambda: source.held and source.now() >= seconds)
+    await pilot.pause()

@@ -133,7 +133,9 @@ class Hypervisor:
             await self.call(self._connection.createXML, xml, 0)
         except libvirt.libvirtError as error:
             name = ET.fromstring(xml).findtext("name")
-            raise AoeError(f"libvirt could not start domain {name} on {self.uri}: {error.get_error_message()}") from None
+            message = error.get_error_message()
+            fix = "; start the daemons with scripts/services" if "virtlogd" in message else ""
+            raise AoeError(f"libvirt could not start domain {name} on {self.uri}: {message}{fix}") from None
 
     async def _lookup(self, name: str) -> libvirt.virDomain | None:
         try:

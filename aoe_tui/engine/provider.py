@@ -36,6 +36,13 @@ class AgentLauncher(Protocol):
                     clock: MatchClock) -> AgentHandle: ...
 
 
+def budget_env(agent: AgentSpec) -> dict[str, str]:
+    """The agent's budget, for harnesses that enforce it themselves (unset limits are left out)."""
+    limits = {p.ENV_BUDGET_RESOURCE_UNITS: agent.budget.resource_units,
+              p.ENV_BUDGET_MAX_COST_MICROUSD: agent.budget.max_cost_microusd}
+    return {name: str(value) for name, value in limits.items() if value is not None}
+
+
 class ProcessLauncher:
     """Starts each agent's adapter as its own process group (SPEC §7 environment)."""
 
@@ -47,7 +54,8 @@ class ProcessLauncher:
         adapter = resolve_adapter(agent.adapter)
         env = {p.ENV_AGENT_ID: agent.id, p.ENV_TERRITORY_ID: agent.territory, p.ENV_TERRITORY_HOST: host.host,
                p.ENV_SSH_PORT: str(host.ssh_port), p.ENV_MODEL: agent.model,
-               p.ENV_REASONING_EFFORT: agent.reasoning_effort or "", **files.env(), **host.access_env()}
+               p.ENV_REASONING_EFFORT: agent.reasoning_effort or "", **budget_env(agent), **files.env(),
+               **host.access_env()}
         process = AgentProcess(agent.id, agent.territory, files)
         await process.start(list(adapter.command), env, self.cwd)
         return process

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from aoe_tui.agents import protocol as p
 from aoe_tui.agents.openai_harness.chat import RetryPolicy
 from aoe_tui.agents.openai_harness.guest_tools import ToolLimits
 from aoe_tui.agents.openai_harness.usage import Budget
@@ -74,9 +75,9 @@ class HarnessSettings:
 
 
 def _budget(env: Mapping[str, str], manifest_copy: Path) -> Budget:
-    if env.get("AOE_BUDGET_RESOURCE_UNITS") or env.get("AOE_BUDGET_MAX_COST_MICROUSD"):
-        return Budget(_optional_integer(env, "AOE_BUDGET_RESOURCE_UNITS"),
-                      _optional_integer(env, "AOE_BUDGET_MAX_COST_MICROUSD"))
+    if env.get(p.ENV_BUDGET_RESOURCE_UNITS) or env.get(p.ENV_BUDGET_MAX_COST_MICROUSD):
+        return Budget(_optional_integer(env, p.ENV_BUDGET_RESOURCE_UNITS),
+                      _optional_integer(env, p.ENV_BUDGET_MAX_COST_MICROUSD))
     try:
         agents = json.loads(manifest_copy.read_text(encoding="utf-8")).get("agents") or []
     except (OSError, ValueError, AttributeError):

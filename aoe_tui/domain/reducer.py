@@ -133,40 +133,30 @@ def _match_finished(world: World, e: ev.MatchFinished) -> None:
         world.match_state = "finished"
 
 
-def _agent_finished(world: World, e: ev.AgentFinished) -> None:
-    agent = _agent(world, e.agent)
+def _end_agent(world: World, agent_id: str, terminal_state: str, successful: bool | None,
+               failure_source: str | None, detail: str | None) -> None:
+    agent = _agent(world, agent_id)
     agent.running = False
-    agent.successful = e.success
-    agent.failure_source = e.source
-    agent.terminal_state = "completed" if e.success else "failed"
-    agent.terminal_detail = e.detail
+    agent.successful = successful
+    agent.failure_source = failure_source
+    agent.terminal_state = terminal_state
+    agent.terminal_detail = detail
+
+
+def _agent_finished(world: World, e: ev.AgentFinished) -> None:
+    _end_agent(world, e.agent, "completed" if e.success else "failed", e.success, e.source, e.detail)
 
 
 def _agent_interrupted(world: World, e: ev.AgentInterrupted) -> None:
-    agent = _agent(world, e.agent)
-    agent.running = False
-    agent.successful = None
-    agent.failure_source = e.source
-    agent.terminal_state = "interrupted"
-    agent.terminal_detail = e.detail
+    _end_agent(world, e.agent, "interrupted", None, e.source, e.detail)
 
 
 def _agent_outraced(world: World, e: ev.AgentOutraced) -> None:
-    agent = _agent(world, e.agent)
-    agent.running = False
-    agent.successful = False
-    agent.failure_source = "player"
-    agent.terminal_state = "incomplete"
-    agent.terminal_detail = e.reason
+    _end_agent(world, e.agent, "incomplete", False, "player", e.reason)
 
 
 def _agent_terminated(world: World, e: ev.AgentTerminated) -> None:
-    agent = _agent(world, e.agent)
-    agent.running = False
-    agent.successful = None
-    agent.failure_source = "controller"
-    agent.terminal_state = "terminated"
-    agent.terminal_detail = e.reason
+    _end_agent(world, e.agent, "terminated", None, "controller", e.reason)
 
 
 def _territory_state_changed(world: World, e: ev.TerritoryStateChanged) -> None:

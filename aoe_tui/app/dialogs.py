@@ -63,11 +63,15 @@ class BusyScreen(ModalScreen[None]):
     def __init__(self, message: str) -> None:
         super().__init__()
         self.message = message
+        self.detail_text = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.message, "bold $warning"), id="busy-message")
-            yield Static(id="busy-detail")
+            yield Static(Content.styled(self.detail_text, "$text-muted"), id="busy-detail")
 
     def detail(self, text: str) -> None:
-        self.query_one("#busy-detail", Static).update(Content.styled(text, "$text-muted"))
+        """The step under way; may arrive before the dialog is drawn."""
+        self.detail_text = text
+        if self.is_mounted:
+            self.query_one("#busy-detail", Static).update(Content.styled(text, "$text-muted"))

@@ -83,20 +83,25 @@ class LiveApp(AoeApp):
     # -- engine updates (called on the app's loop, inside the runner) -------------------------------
 
     def _on_match_update(self, update: MatchUpdate) -> None:
+        """Called inside the runner: only record here; drawing happens later, so a UI error can never
+        break the referee's log or its teardown."""
         if isinstance(update, Progress):
             self.board.apply(update)
-            if self.busy is not None:
-                self.busy.detail(update.message)
-            if self.match_screen is None:
-                self._show_preparation()
-                if self.board.ready:
-                    self.call_later(self._start_race)
+            self.call_later(self._show_progress, update.message)
             return
         self.events.append(update)
         self._unsent.append(update)
         if not self._flush_pending:
             self._flush_pending = True
             self.call_later(self._deliver_events)
+
+    def _show_progress(self, message: str) -> None:
+        if self.busy is not None:
+            self.busy.detail(message)
+        if self.match_screen is None:
+            self._show_preparation()
+            if self.board.ready:
+                self._start_race()
 
     def _show_preparation(self) -> None:
         screen = self.screen
@@ -120,7 +125,7 @@ class LiveApp(AoeApp):
         if self.match_screen is None:
             self._flush_pending = False
             return
-        if not self.match_screen.is_mounted:
+        if not self.match_screen.showing:
             self.set_timer(RETRY_S, self._deliver_events)
             return
         self._flush_pending = False

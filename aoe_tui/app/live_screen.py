@@ -73,9 +73,11 @@ class LiveMatchScreen(MatchScreen):
         self.live_calls = LiveToolCalls(session, runner.match_dir.root)
         ids = session.territory_ids()
         self.selected: str | None = ids[0] if ids else None
+        self.showing = False  # its widgets are up: live events may be added
 
     def on_mount(self) -> None:
         super().on_mount()
+        self.showing = True
         self.set_interval(LIVE_REFRESH_S, self.live_tick)
         self._show_selection()
 

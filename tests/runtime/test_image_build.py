@@ -8,19 +8,24 @@ mkfs.ext4 and the cache handling are the real ones.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime import image as image_module
-from aoe_tui.runtime.guest_recipe import GuestRecipe
+from aoe_tui.runtime.guest_recipe import SLOT_UNIT, GuestRecipe
 from aoe_tui.runtime.image import build_image, cached_image, require_image
 
 SMALL = GuestRecipe(disk_mib=16)
 
 _GOOD_ROOTFS = """
-target="$4"; mkdir -p "$target/boot" "$target/etc/ssh"
+for target; do :; done  # the target directory is the last argument
+mkdir -p "$target/boot" "$target/etc/ssh"
+for arg; do
+  case "$arg" in --setup-hook=*) sh -c "${arg#--setup-hook=}" exec "$target" || exit 1 ;; esac
+done
 echo "I: downloading packages with apt..."
 printf kernel > "$target/boot/vmlinuz-6.1.0-test-cloud-amd64"
 printf initrd > "$target/boot/initrd.img-6.1.0-test-cloud-amd64"
@@ -66,6 +71,22 @@ def test_builds_once_then_reuses_until_forced(fake_mmdebstrap, tmp_path: Path) -
     assert _images(tmp_path) == [SMALL.digest()]
 
 
+def _image_file(image: Path, path: str) -> str:
+    return subprocess.run(["debugfs", "-R", f"cat {path}", str(image)], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_raw_image_holds_the_recipe(fake_mmdebstrap) -> None:
+    fake_mmdebstrap(_GOOD_ROOTFS)
+    info = build_image(recipe=SMALL)
+    assert _image_file(info.path, "/etc/initramfs-tools/conf.d/aoe.conf") == "MODULES=list\n"  # setup hook
+    assert "manual_add_modules virtio_pci virtio_blk" in _image_file(info.path, "/etc/initramfs-tools/hooks/aoe-virtio")
+    assert "Restart=always" in _image_file(info.path, f"/etc/systemd/system/{SLOT_UNIT}")
+    hook_mode = subprocess.run(["debugfs", "-R", "stat /etc/initramfs-tools/hooks/aoe-virtio", str(info.path)],
+                               capture_output=True, text=True, check=True).stdout
+    assert "Mode:  0755" in hook_mode
+
+
 def test_recipe_change_means_a_new_image(fake_mmdebstrap) -> None:
     fake_mmdebstrap(_GOOD_ROOTFS)
     build_image(recipe=SMALL)
@@ -98,7 +119,7 @@ def test_not_enough_free_space_is_refused_up_front(fake_mmdebstrap, monkeypatch:
 
 
 def test_half_built_rootfs_never_looks_like_an_image(fake_mmdebstrap, tmp_path: Path) -> None:
-    fake_mmdebstrap('mkdir -p "$4/boot"; echo "I: interrupted before the kernel"')
+    fake_mmdebstrap('for target; do :; done; mkdir -p "$target/boot"; echo "I: interrupted before the kernel"')
     with pytest.raises(AoeError, match="no kernel/initrd"):
         build_image(recipe=SMALL)
     assert _images(tmp_path) == []

@@ -80,6 +80,15 @@ async def test_write_file_then_start_the_slot_service(vm: TerritoryVM) -> None:
     assert await _health(vm, 30) == "ready"
 
 
+async def test_upload_keeps_content_and_mode(vm: TerritoryVM, tmp_path) -> None:
+    script = tmp_path / "probe.sh"
+    script.write_text("#!/bin/sh\necho uploaded-ok\n")
+    script.chmod(0o750)
+    await vm.ssh.upload(script, "/usr/local/bin/aoe-probe")
+    result = await vm.run("stat -c %a /usr/local/bin/aoe-probe && /usr/local/bin/aoe-probe", 15)
+    assert result.stdout.split() == ["750", "uploaded-ok"]
+
+
 async def test_timeout_kills_the_whole_remote_process_tree(vm: TerritoryVM) -> None:
     started = time.monotonic()
     with pytest.raises(RemoteTimeout) as caught:

@@ -7,8 +7,14 @@ the app (`aoe info`, `aoe validate`) stay fast.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import SavedMatch
+
+if TYPE_CHECKING:
+    from aoe_tui.app.live_app import BeforeMatch
+    from aoe_tui.engine.runner import MatchRunner
 
 
 def open_replay(match: SavedMatch) -> int:
@@ -22,4 +28,19 @@ def open_browser(roots: list[Path]) -> int:
     from aoe_tui.app.app import AoeApp
 
     AoeApp(roots=roots).run()
+    return 0
+
+
+def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -> int:
+    """The match in the app; afterwards one line on the terminal says where its record is."""
+    from aoe_tui.app.live_app import LiveApp
+
+    app = LiveApp(runner, before_match=before_match)
+    app.run()
+    output = runner.match_dir.root
+    if app.engine_error is not None:
+        raise AoeError(f"the match stopped: {app.engine_error} (record: {output})")
+    world = runner.world
+    print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
+          f"open it with `aoe replay {output}`)")
     return 0

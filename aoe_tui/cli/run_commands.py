@@ -1,14 +1,16 @@
-"""`aoe run`: play a match on real VMs.
+"""`aoe run`: play a match on real VMs, in the app (default) or headless.
 
-Headless for now: it prints one line per meaningful event and leaves a
-complete match directory that `aoe replay` opens. Ctrl-C stops the match
-cleanly (the log ends in `aborted`, every VM is destroyed) and exits 130.
+In the app the referee engine runs inside the TUI: preparation, the live
+match screen, steering. Headless prints one line per meaningful event. Both
+leave a complete match directory that `aoe replay` opens; Ctrl-C headless (or
+quitting the app mid-match) records `aborted` and destroys every VM.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from datetime import datetime, timezone
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
@@ -18,18 +20,42 @@ from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.ports import DEFAULT_BASE_PORT
+from aoe_tui.store.manifest_file import load_manifest
+
+MATCHES_DIR = Path("matches")
+
+
+def default_output(manifest_path: Path) -> Path:
+    """./matches/<arena>-<UTC timestamp>: sorts by time and never collides with an earlier match."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return MATCHES_DIR / f"{load_manifest(manifest_path).arena.id}-{stamp}"
+
+
+def real_runner(args: argparse.Namespace, manifest: Path) -> MatchRunner:
+    """A match on libvirt VMs with adapter processes, from the shared run/demo options."""
+    if args.drain_seconds is not None and args.drain_seconds < 0:
+        raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
+    output = args.output if args.output is not None else default_output(manifest)
+    return MatchRunner(manifest, output, LibvirtProvider(args.uri, args.base_port), ProcessLauncher(),
+                       drain_seconds=args.drain_seconds)
+
+
+def add_runner_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", type=Path,
+                   help="match directory to create (default: ./matches/<arena>-<UTC timestamp>)")
+    p.add_argument("--drain-seconds", type=float, default=None,
+                   help="post-match drain for unfinished agents (default: the manifest's rules)")
+    p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
+                   help=f"first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service); default {DEFAULT_BASE_PORT}")
 
 
 def run(args: argparse.Namespace) -> int:
+    runner = real_runner(args, args.manifest)
     if not args.headless:
-        raise AoeError("`aoe run` without --headless will open the live TUI in a later release; "
-                       "add --headless (and --output DIR)")
-    if args.output is None:
-        raise AoeError("`aoe run --headless` needs --output DIR for the match directory")
-    if args.drain_seconds is not None and args.drain_seconds < 0:
-        raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
-    runner = MatchRunner(args.manifest, args.output, LibvirtProvider(args.uri, args.base_port), ProcessLauncher(),
-                         drain_seconds=args.drain_seconds)
+        from aoe_tui.cli.app_launch import run_live
+
+        return run_live(runner)
     narrator = Narrator()
 
     def show(update) -> None:
@@ -39,18 +65,14 @@ def run(args: argparse.Namespace) -> int:
 
     runner.subscribe(show)
     world = asyncio.run(runner.run())
-    print(f"match directory: {args.output}  (winner: {world.winner or 'none'}; open it with `aoe replay {args.output}`)")
+    output = runner.match_dir.root
+    print(f"match directory: {output}  (winner: {world.winner or 'none'}; open it with `aoe replay {output}`)")
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("run", help="run a match on real VMs (headless for now) and save it")
+    p = subparsers.add_parser("run", help="run a match on real VMs, watched and steered in the app, and save it")
     p.add_argument("manifest", type=Path, help="arena manifest, e.g. arenas/first-build/arena.toml")
     p.add_argument("--headless", action="store_true", help="no TUI: print one line per meaningful event")
-    p.add_argument("--output", type=Path, help="match directory to create (must not hold a match already)")
-    p.add_argument("--drain-seconds", type=float, default=None,
-                   help="post-match drain for unfinished agents (default: the manifest's rules)")
-    p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
-    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
-                   help=f"first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service); default {DEFAULT_BASE_PORT}")
+    add_runner_options(p)
     p.set_defaults(handler=run)

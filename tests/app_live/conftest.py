@@ -9,7 +9,9 @@ at a given limit is the same on every run — no wall clock in any snapshot.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import shutil
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
@@ -17,7 +19,8 @@ from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_host import ScriptedPlan
 from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
-from tests.engine.helpers import ARENA
+from tests.conftest import PROJECT
+from tests.engine.helpers import ARENA, arena_data
 
 WAIT_STEP_S = 0.01
 # Slower than the engine tests' race so there is a race to watch: the oracle's guest comes up last.
@@ -104,3 +107,20 @@ async def hold_at(pilot, source: GatedSource, seconds: float) -> None:
     source.limit = seconds
     await until(pilot, lambda: source.held and source.now() >= seconds)
     await pilot.pause()
+
+
+def repeatable_arena(directory: Path) -> Path:
+    """First Build with verifiers whose "fresh" record ids are all zeros, so failure details and
+    evidence read the same on every run (the real ones draw from /dev/urandom)."""
+    verify = directory / "verify"
+    shutil.copytree(PROJECT / "verify", verify)
+    lib = verify / "lib.sh"
+    lib.write_text(lib.read_text().replace(
+        "hex() { od -An -tx1 -N\"$1\" /dev/urandom | tr -d ' \\n'; }", "hex() { printf '%0*d' \"$(($1 * 2))\" 0; }"))
+    assert "/dev/urandom" not in lib.read_text()
+    data = arena_data()
+    for milestone in data["build"]["milestones"]:
+        milestone["verifier"] = str(verify / Path(milestone["verifier"]).name)
+    path = directory / "arena.json"
+    path.write_text(json.dumps(data))
+    return path

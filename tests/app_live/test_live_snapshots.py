@@ -1,0 +1,101 @@
+"""Snapshots of the live app: booting, a failed boot, racing (wide and 80x24), scrubbed back, paused, finished.
+
+Deterministic by construction: the scripted provider runs on a `GatedSource`
+held at a fixed match time, verifiers draw no random ids, the match
+directory has a fixed relative name, and nothing here raises a notification.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from aoe_tui.app.preparation import PreparationScreen
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.app.live_app import LiveApp
+from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE, hold_at,
+                                     repeatable_arena, until)
+
+WIDE, NARROW = (160, 48), (80, 24)
+RACING_AT_S = 12
+
+
+@pytest.fixture
+def arena(tmp_path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return repeatable_arena(tmp_path)
+
+
+def app_for(arena: Path, source: GatedSource, provider=None) -> LiveApp:
+    runner = MatchRunner(arena, Path("demo-match"), provider or ScriptedProvider(dict(LIVE_RACE)), ScriptedLauncher(),
+                         source=source, drain_seconds=4)
+    return LiveApp(runner, clock=lambda: 0.0)
+
+
+def test_booting(snap_compare, arena):
+    app = app_for(arena, GatedSource(), GatedBootProvider(dict(LIVE_RACE)))
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: app.board.territories["builder-three"].stages["boot"] == "running")
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+def test_a_territory_fails_to_boot(snap_compare, arena):
+    app = app_for(arena, GatedSource(), FailingBootProvider())
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: app.engine.is_finished and isinstance(app.screen, PreparationScreen))
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [WIDE, NARROW], ids=["wide", "narrow"])
+def test_racing(snap_compare, arena, size):
+    source = GatedSource(limit=0)
+
+    async def run_before(pilot) -> None:
+        await hold_at(pilot, source, RACING_AT_S)
+    assert snap_compare(app_for(arena, source), terminal_size=size, run_before=run_before)
+
+
+def test_scrubbed_back_while_the_match_goes_on(snap_compare, arena):
+    source = GatedSource(limit=0)
+
+    async def run_before(pilot) -> None:
+        await hold_at(pilot, source, 8)
+        await pilot.press("shift+left")
+        await hold_at(pilot, source, RACING_AT_S)
+    assert snap_compare(app_for(arena, source), terminal_size=WIDE, run_before=run_before)
+
+
+def test_paused(snap_compare, arena):
+    source = GatedSource(limit=0)
+    app = app_for(arena, source)
+
+    async def run_before(pilot) -> None:
+        await hold_at(pilot, source, RACING_AT_S)
+        await pilot.press("3", "p", "y")
+        await until(pilot, lambda: app.runner.world.paused and len(app.match_screen.session.markers) > 0
+                    and app.match_screen.session.timeline.events[-1].kind == "match_paused")
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+def test_finished(snap_compare, arena):
+    source = GatedSource(limit=math.inf)
+    app = app_for(arena, source)
+
+    async def run_before(pilot) -> None:
+        await until(pilot, lambda: app.match_screen is not None and not app.engine_running)
+        await pilot.pause()
+    assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
+
+
+def test_steering_keys_in_help(snap_compare, arena):
+    source = GatedSource(limit=0)
+
+    async def run_before(pilot) -> None:
+        await hold_at(pilot, source, RACING_AT_S)
+        await pilot.press("question_mark")
+    assert snap_compare(app_for(arena, source), terminal_size=WIDE, run_before=run_before)

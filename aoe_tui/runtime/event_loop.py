@@ -11,16 +11,30 @@ order, allocating ids synchronously as libvirt requires.
 from __future__ import annotations
 
 import asyncio
+import collections
 from typing import Any, Callable
 
 import libvirtaio
 
 
 class ThreadSafeAsyncIOImpl(libvirtaio.virEventAsyncIOImpl):
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self._operations: collections.deque = collections.deque()
+
     def _post(self, operation: Callable[..., Any], *args: Any) -> None:
         # Always queued (also from the loop thread) so operations on one
         # handle run in the order libvirt issued them.
-        self.loop.call_soon_threadsafe(operation, *args)
+        self._operations.append((operation, args))
+        try:
+            self.loop.call_soon_threadsafe(self._run_posted)
+        except RuntimeError:
+            pass  # that loop is closed; rebind() runs the queue on the next one
+
+    def _run_posted(self) -> None:
+        while self._operations:
+            operation, args = self._operations.popleft()
+            operation(*args)
 
     def _add_handle(self, fd: int, event: int, cb: Any, opaque: Any) -> int:
         callback = libvirtaio.FDCallback(self, cb, opaque, descriptor=None, event=event)
@@ -65,6 +79,7 @@ class ThreadSafeAsyncIOImpl(libvirtaio.virEventAsyncIOImpl):
         """
         self.loop = loop
         self._finished = None
+        self._run_posted()
         for descriptor in self.descriptors.values():
             descriptor.update()
         for callback in self.callbacks.values():

@@ -62,8 +62,23 @@ class EventList(Vertical):
         self.sync(self.position)
 
     def timeline_grew(self) -> None:
-        """New events were appended to the shared list (live); stall grouping may have changed."""
-        self.set_filter(self.event_filter)
+        """New events were appended to the shared list (live); stall grouping may have changed.
+
+        Rows are regrouped, but the table keeps every shown row up to the first one whose identity
+        changed (an event that turned out to start a stall): a live tick touches the last rows, and
+        rebuilding a long match's table on every tick would cost more than the tick itself.
+        """
+        self.rows = EventRows(self.events, self.event_filter)
+        unchanged = 0
+        for shown, row in zip(self._shown, self.rows.rows):
+            if shown.key != row.key:
+                break
+            unchanged += 1
+        for gone in self._shown[unchanged:]:
+            self.table.remove_row(gone.key)
+            del self._cells[gone.key]
+        self._shown = self.rows.rows[:unchanged]
+        self.sync(self.position)
 
     def _show_filter(self) -> None:
         shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"

@@ -160,8 +160,7 @@ class MatchScreen(Screen[None]):
         if not events:
             return
         following = self.playback.following or len(self.session.timeline) == 0
-        for event in events:
-            self.session.append(event)
+        self.session.extend(events)
         self.query_one(EventList).timeline_grew()
         if following:
             self.playback.end()

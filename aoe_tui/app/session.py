@@ -55,8 +55,10 @@ class MatchSession:
             return territory.agent
         return next((a.agent_id for a in self.match.agents.values() if a.territory == territory_id), None)
 
-    def append(self, event: EventBase) -> None:
-        self.timeline.append(event)
-        if event.kind == "agent_started" and event.agent_id:
-            self.start_ms[event.agent_id] = event.elapsed_ms
+    def extend(self, events: list[EventBase]) -> None:
+        """Live events; markers are found once per batch, not once per event."""
+        for event in events:
+            self.timeline.append(event)
+            if event.kind == "agent_started" and event.agent_id:
+                self.start_ms[event.agent_id] = event.elapsed_ms
         self.markers = find_markers(self.timeline.events)

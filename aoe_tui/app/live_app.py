@@ -6,6 +6,7 @@ arrive as plain callbacks on the UI's loop: progress goes to the preparation
 view, events are batched to the match screen once every agent has started.
 Quitting mid-match asks first, then cancels the worker; the runner records
 `aborted` and destroys the guests, and the app leaves only when that is done.
+Quitting a decided match waits for its drain and teardown without asking.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from aoe_tui.app.session import MatchSession
 BeforeMatch = Callable[[Callable[[str], None]], object]
 RETRY_S = 0.05
 TEARING_DOWN = "tearing down… (recording the abort, destroying every guest)"
+FINISHING = "tearing down… (the match is decided; collecting the agents' results, destroying every guest)"
 
 
 def one_line(error: BaseException) -> str:
@@ -158,6 +160,13 @@ class LiveApp(AoeApp):
             self.exit()
             return
         if self.busy is not None:
+            return
+        referee = self.runner.referee
+        if referee is not None and referee.over:
+            # Decided already: only the bounded drain and the teardown remain, and cutting the drain
+            # short would lose the agents' transcripts. Nothing to ask; wait for the worker.
+            self.busy = BusyScreen(FINISHING)
+            self.push_screen(self.busy)
             return
 
         def answer(yes: bool | None) -> None:

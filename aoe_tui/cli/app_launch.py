@@ -38,8 +38,12 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
     app = LiveApp(runner, before_match=before_match)
     app.run()
     output = runner.match_dir.root
+    started = runner.recorder is not None  # False when quit (or failed) while the image was building
     if app.engine_error is not None:
-        raise AoeError(f"the match stopped: {app.engine_error} (record: {output})")
+        raise AoeError(f"the match stopped: {app.engine_error}" + (f" (record: {output})" if started else ""))
+    if not started:
+        print("no match was started", flush=True)
+        return 0
     world = runner.world
     print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
           f"open it with `aoe replay {output}`)")

@@ -67,6 +67,20 @@ class GatedBootProvider(ScriptedProvider):
         return await super().boot(manifest, match_dir, recorder, clock)
 
 
+class SlowTeardownProvider(ScriptedProvider):
+    """Destroying the territories waits for `gate` (real guests take seconds to go)."""
+
+    def __init__(self, plans: dict[str, ScriptedPlan]) -> None:
+        super().__init__(plans)
+        self.gate = asyncio.Event()
+        self.tearing_down = False
+
+    async def teardown(self) -> None:
+        self.tearing_down = True
+        await self.gate.wait()
+        await super().teardown()
+
+
 class FailingBootProvider(ScriptedProvider):
     """One guest never answers SSH: the runner must abort before the match opens."""
 

@@ -17,8 +17,8 @@ from aoe_tui.app.territory_screen import TerritoryScreen
 from aoe_tui.app.tool_feed import ToolFeed
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.store.saved_match import load_match
-from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE, hold_at,
-                                     live_app, until)
+from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE,
+                                     SlowTeardownProvider, hold_at, live_app, until)
 
 SIZE = (160, 48)
 STEERING = ["pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"]
@@ -204,6 +204,23 @@ async def test_quitting_mid_match_asks_then_aborts_tears_down_and_leaves_a_repla
     last = match.events[-1].to_json()
     assert last["kind"] == "match_state_changed" and last["to"] == "aborted"
     assert reduce(match.events).to_json() == json.loads((output / "world.json").read_text())
+
+
+async def test_quitting_a_decided_match_waits_for_teardown_without_asking_or_aborting(tmp_path):
+    output = tmp_path / "m"
+    provider = SlowTeardownProvider(dict(LIVE_RACE))
+    app = live_app(output, GatedSource(), provider)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: provider.tearing_down)
+        assert app.engine_running
+        await pilot.press("q")
+        assert isinstance(app.screen, BusyScreen) and "tearing down" in app.screen.message
+        await pilot.pause(0.2)
+        assert app.is_running  # still waiting for the guests to go
+        provider.gate.set()
+        await until(pilot, lambda: not app.is_running)
+    assert provider.hosts == {}
+    assert load_match(output).events[-1].kind == "post_match_drain_finished"
 
 
 async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from aoe_tui.domain.clock import format_clock
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.app.file_tail import tail_lines
 
@@ -26,6 +27,7 @@ STAGE_TITLES = {"image": "image", "boot": "boot", "ssh": "SSH preflight", "agent
 GLYPHS = {"waiting": ("·", "$text-muted"), "running": ("⋯", "$warning bold"), "done": ("✓", "$success"),
           "failed": ("✗", "$error bold")}
 LOG_LINES = 8
+TITLE_REFRESH_S = 1.0
 CONSOLE_LINES = 12
 
 
@@ -102,8 +104,7 @@ class PreparationScreen(Screen[None]):
         self.arena, self.match_name, self.board, self.match_dir = arena, match_name, board, match_dir
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.assemble((" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ",
-                                      self.match_name), id="prep-title")
+        yield Static(id="prep-title")
         with VerticalScroll(id="prep-body"):
             yield Static(id="prep-board")
             yield Static(id="prep-failure")
@@ -111,10 +112,16 @@ class PreparationScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.started = self.app.clock()
         self.show()
+        # Guests take a minute to boot under TCG: a moving clock says the wait is not a hang.
+        self.set_interval(TITLE_REFRESH_S, self.show)
 
     def show(self) -> None:
         board = self.board
+        waited = "" if board.error else f"  waiting {format_clock(int((self.app.clock() - self.started) * 1000))}"
+        self.query_one("#prep-title", Static).update(Content.assemble(
+            (" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ", self.match_name, waited))
         width = max(len(tid) for tid in board.territories)
         header = Content.assemble(("territory".ljust(width), "bold"), "  ",
                                   *[(STAGE_TITLES[s].ljust(len(STAGE_TITLES[s]) + 2), "bold") for s in STAGES])

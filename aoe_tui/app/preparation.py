@@ -74,11 +74,6 @@ class PreparationBoard:
         elif update.stage == "agent":
             territory.finish("agent")
 
-    def image_done(self, message: str) -> None:
-        for territory in self.territories.values():
-            territory.finish("image")
-            territory.message = message
-
     @property
     def ready(self) -> bool:
         """Every agent started: the race is on."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
 from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo
@@ -116,14 +117,28 @@ class TerritoryVM:
     async def is_running(self) -> bool:
         return await self.state() in _ALIVE_STATES
 
-    async def wait_for_ssh(self, timeout: float) -> float:
-        """Wait until SSH answers; returns the seconds it took. The error carries the console tail."""
+    async def wait_for_ssh(self, timeout: float, stall_seconds: float = STALL_SECONDS) -> float:
+        """Wait until SSH answers; returns the seconds it took. The error carries the console tail.
+
+        Meanwhile a boot whose console stays silent for `stall_seconds` short of
+        its login prompt is reset once (recorded as the event "boot-stall-reset").
+        """
         started = time.monotonic()
+        watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds))
         try:
             await self.ssh.connect(timeout)
         except SSHUnavailable as error:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
+        finally:
+            watchdog.cancel()
         return time.monotonic() - started
+
+    async def _reset_stalled_boot(self) -> None:
+        self._record_event("boot-stall-reset")
+        try:
+            await self.hypervisor.reset(self.name)
+        except AoeError:
+            pass  # the domain is gone; the SSH wait reports that itself
 
     async def run(self, command: str, timeout: float) -> CommandResult:
         return await self.ssh.run(command, timeout)
@@ -147,14 +162,14 @@ class TerritoryVM:
     async def hard_reset(self) -> None:
         """Power-cut reset (virDomainReset): the guest loses whatever it had not written to disk."""
         await self.hypervisor.reset(self.name)
-        await self.ssh.close()
+        self.ssh.drop()
 
     async def wait_for_new_boot(self, old_boot_id: str, timeout: float) -> str:
         """After a reset, wait until SSH answers from a boot other than `old_boot_id`."""
         return await self._wait_for_new_boot(old_boot_id, time.monotonic() + timeout, "reset")
 
     async def _wait_for_new_boot(self, old: str, deadline: float, what: str) -> str:
-        await self.ssh.close()
+        self.ssh.drop()
         last_error = "boot id unchanged"
         while (left := deadline - time.monotonic()) > 0:
             try:
@@ -169,7 +184,7 @@ class TerritoryVM:
                 break
             except AoeError as error:  # connection cut mid-shutdown
                 last_error = str(error)
-            await self.ssh.close()
+            self.ssh.drop()
             await asyncio.sleep(1)
         raise AoeError(f"territory {self.territory_id}: guest did not come back from {what} with a new boot id "
                        f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}")

@@ -140,7 +140,7 @@ class GuestSSH:
             raise RemoteTimeout(f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
                                 _text(error.stdout), _text(error.stderr)) from None
         except (OSError, asyncssh.Error) as error:
-            self._drop()
+            self.drop()
             await self._fail_if_gone()
             raise AoeError(f"{self.label}: SSH connection lost while running `{_short(command)}`: {_describe(error)}") from None
         status = result.returncode if result.returncode is not None else -1
@@ -150,7 +150,7 @@ class GuestSSH:
         try:
             await connection.run(kill_session_command(token), check=False, timeout=10)
         except (OSError, asyncssh.Error):
-            self._drop()  # the guest went away mid-command; nothing left to kill
+            self.drop()  # the guest went away mid-command; nothing left to kill
 
     async def write_file(self, remote: str, data: bytes, mode: int = 0o644, timeout: float = 60.0) -> None:
         """Atomically replace `remote` with `data` (temp file + rename in the same directory)."""
@@ -169,7 +169,8 @@ class GuestSSH:
             raise AoeError(f"{local}: cannot read file to upload to {self.label}: {error.strerror}") from None
         await self.write_file(remote, data, mode, timeout)
 
-    def _drop(self) -> None:
+    def drop(self) -> None:
+        """Forget the connection without a goodbye: the guest is resetting or gone."""
         connection, self._connection = self._connection, None
         if connection is not None:
             connection.abort()

@@ -34,6 +34,8 @@ LIVE_REFRESH_S = 1.0
 STEERING = frozenset({"pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"})
 EVERY_TERRITORY = None
 OPERATOR_PAUSE_REASON = "paused by the operator"
+PAUSING = "pausing: waiting for running checks to settle"
+RESUMING = "resuming guests and agents"
 QUIET_WHEN_LIVE = frozenset({"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed",
                              "report('fought')"})
 
@@ -74,6 +76,7 @@ class LiveMatchScreen(MatchScreen):
         ids = session.territory_ids()
         self.selected: str | None = ids[0] if ids else None
         self.showing = False  # its widgets are up: live events may be added
+        self.pending_operation: str | None = None  # a match pause/resume under way
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -145,8 +148,8 @@ class LiveMatchScreen(MatchScreen):
             return None
         world = self.live_world
         enabled = {
-            "pause_match": not world.paused,
-            "resume_match": world.paused,
+            "pause_match": not world.paused and self.pending_operation is None,
+            "resume_match": world.paused and self.pending_operation is None,
             "pause_milestone": bool(self._pause_options()),
             "resume_milestone": bool(world.paused_milestones),
             "retry_milestone": bool(self._retry_options()),
@@ -161,26 +164,38 @@ class LiveMatchScreen(MatchScreen):
             self.notify(str(error), title="operator action refused", severity="warning")
         self.refresh_bindings()
 
-    def _operate_async(self, coroutine_function: Callable[[], object]) -> None:
-        """Pausing waits for running verifications to settle: never on the UI's time."""
+    def _operate_async(self, doing: str, coroutine_function: Callable[[], object]) -> None:
+        """Pausing waits for running verifications to settle (a reboot check can take minutes): never on
+        the UI's time, and no other match control until it is done — resuming a half-paused match
+        would leave its guests suspended."""
         async def run() -> None:
             try:
                 await coroutine_function()
             except AoeError as error:
                 self.notify(str(error), title="operator action refused", severity="warning")
-            self.refresh_bindings()
+            finally:
+                self.pending_operation = None
+                self.refresh_bindings()
+                self.refresh_cursor()
+        self.pending_operation = doing
+        self.refresh_bindings()
+        self.refresh_cursor()
         self.run_worker(run(), group="operator", exit_on_error=False)
+
+    def _status(self) -> str:
+        pending = f" · {self.pending_operation}" if self.pending_operation else ""
+        return super()._status() + pending
 
     def action_pause_match(self) -> None:
         def answer(yes: bool | None) -> None:
             if yes:
-                self._operate_async(partial(self.runner.pause_match, OPERATOR_PAUSE_REASON))
+                self._operate_async(PAUSING, partial(self.runner.pause_match, OPERATOR_PAUSE_REASON))
         self.app.push_screen(ConfirmScreen(
             "Pause the whole match?", "The clock stops, guests and agents are suspended until you resume (r)."),
             answer)
 
     def action_resume_match(self) -> None:
-        self._operate_async(self.runner.resume_match)
+        self._operate_async(RESUMING, self.runner.resume_match)
 
     def _milestones(self) -> list[str]:
         build = self.runner.manifest.build

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 
@@ -12,6 +13,7 @@ from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen, PickerScreen
 from aoe_tui.app.header import MatchHeader
 from aoe_tui.app.live_screen import LiveMatchScreen
 from aoe_tui.app.preparation import PreparationScreen
+from aoe_tui.app.scrubber import TimelineScrubber
 from aoe_tui.app.territory_pane import TerritoryPane
 from aoe_tui.app.territory_screen import TerritoryScreen
 from aoe_tui.app.tool_feed import ToolFeed
@@ -121,6 +123,33 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
         assert [m.kind for m in screen.session.markers].count("operator") == 2
         rows = table_text(screen.query_one("EventList DataTable"))
         assert "match_paused" in rows and "match_resumed" in rows
+
+
+async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
+    source = GatedSource(limit=0)
+    app = live_app(tmp_path / "m", source)
+    async with app.run_test(size=SIZE) as pilot:
+        await hold_at(pilot, source, 12)
+        screen = app.screen
+        host, gate = app.runner.referee.hosts["builder-one"], asyncio.Event()
+        suspend = host.suspend
+
+        async def slow_suspend() -> None:  # a guest that takes its time (or a reboot check still running)
+            await gate.wait()
+            await suspend()
+        host.suspend = slow_suspend
+        await pilot.press("p", "y")
+        await until(pilot, lambda: app.runner.world.paused)
+        assert screen.pending_operation and screen.check_action("resume_match", ()) is None
+        assert "pausing: waiting for running checks to settle" in text_of(screen.query_one(TimelineScrubber))
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        assert "match_resumed" not in kinds(app)
+        gate.set()
+        await until(pilot, lambda: screen.pending_operation is None)
+        assert screen.check_action("resume_match", ()) is True
+        await pilot.press("r")
+        await until(pilot, lambda: "match_resumed" in kinds(app))
 
 
 async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tmp_path):

@@ -77,7 +77,7 @@ def test_paused(snap_compare, arena):
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)
         await pilot.press("3", "p", "y")
-        await until(pilot, lambda: app.runner.world.paused and len(app.match_screen.session.markers) > 0
+        await until(pilot, lambda: app.runner.world.paused and app.match_screen.pending_operation is None
                     and app.match_screen.session.timeline.events[-1].kind == "match_paused")
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 

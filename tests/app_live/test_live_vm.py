@@ -52,6 +52,9 @@ async def test_a_real_match_from_the_app_paused_resumed_and_retried(tmp_path):
         await until(pilot, lambda: passed(app, "builder-one", "service-up"), RACE_SECONDS)
         await pilot.press("p", "y")
         await until(pilot, lambda: app.runner.world.paused, 120)
+        screen = app.screen
+        assert screen.check_action("resume_match", ()) is None or screen.pending_operation is None
+        await until(pilot, lambda: screen.pending_operation is None, 600)  # a reboot check may be settling
         await pilot.pause(3)
         await pilot.press("r")
         await until(pilot, lambda: not app.runner.world.paused, 120)

@@ -3,11 +3,14 @@
 On these machines /dev/kvm opens and KVM_CREATE_VM succeeds, yet a KVM guest
 hangs in early boot with no output. So the only trustworthy test is a short
 boot of the guest kernel that must print its banner on the serial port in
-time. The answer is cached for the process; AOE_ACCEL=kvm|tcg overrides it.
+time. The probe costs seconds, so its answer is cached for the process and
+on disk for the host's current boot (a host reboot or a new guest kernel
+probes again); AOE_ACCEL=kvm|tcg overrides it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.paths import cache_root
 
 QEMU = "qemu-system-x86_64"
 PROBE_SECONDS = 8.0
@@ -46,8 +50,31 @@ def choose_accel(kernel: Path | None) -> AccelChoice:
         return AccelChoice(forced, "forced by AOE_ACCEL")
     global _probed
     if _probed is None:
-        _probed = probe_kvm(kernel)
+        _probed = _cached_probe(kernel)
     return _probed
+
+
+def _probe_key(kernel: Path | None) -> dict[str, str]:
+    host_boot = Path("/proc/sys/kernel/random/boot_id")
+    return {"host_boot_id": host_boot.read_text().strip() if host_boot.exists() else "",
+            "kernel": str(kernel) if kernel is not None and kernel.is_file() else ""}
+
+
+def _cached_probe(kernel: Path | None) -> AccelChoice:
+    """The probe's answer for this host boot and kernel, probing only when nothing is recorded."""
+    cache = cache_root() / "accel.json"
+    key = _probe_key(kernel)
+    try:
+        recorded = json.loads(cache.read_text())
+        if recorded.get("key") == key and recorded.get("accel") in ACCELERATORS:
+            return AccelChoice(recorded["accel"], f"{recorded['reason']} (probed earlier this boot)")
+    except (OSError, ValueError, AttributeError):
+        pass
+    choice = probe_kvm(kernel)
+    if key["kernel"]:  # without a kernel the answer says nothing about KVM; probe again next time
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"key": key, "accel": choice.accel, "reason": choice.reason}))
+    return choice
 
 
 def probe_kvm(kernel: Path | None, seconds: float = PROBE_SECONDS) -> AccelChoice:

@@ -24,14 +24,34 @@ def test_bad_override_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
         choose_accel(None)
 
 
-def test_probe_result_is_cached_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_probe_result_is_cached_per_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("AOE_ACCEL", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(kvm_probe, "_probed", None)
     calls = []
     monkeypatch.setattr(kvm_probe, "probe_kvm", lambda kernel: calls.append(kernel) or kvm_probe.AccelChoice("tcg", "x"))
     assert choose_accel(None).accel == "tcg"
     assert choose_accel(None).accel == "tcg"
     assert len(calls) == 1
+
+
+def test_probe_result_is_cached_on_disk_for_this_host_boot(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("AOE_ACCEL", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kernel = tmp_path / "vmlinuz"
+    kernel.write_bytes(b"kernel")
+    calls = []
+    monkeypatch.setattr(kvm_probe, "probe_kvm", lambda k: calls.append(k) or kvm_probe.AccelChoice("tcg", "silent"))
+    for _ in range(2):  # two processes: the in-process cache is empty each time
+        monkeypatch.setattr(kvm_probe, "_probed", None)
+        assert choose_accel(kernel).accel == "tcg"
+    assert len(calls) == 1
+    assert "probed earlier this boot" in choose_accel(kernel).reason
+    other_kernel = tmp_path / "vmlinuz-2"
+    other_kernel.write_bytes(b"kernel 2")
+    monkeypatch.setattr(kvm_probe, "_probed", None)
+    choose_accel(other_kernel)
+    assert len(calls) == 2
 
 
 def test_no_kernel_means_tcg(tmp_path: Path) -> None:

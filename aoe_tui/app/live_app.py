@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.world import World
@@ -176,6 +176,19 @@ class LiveApp(AoeApp):
             "Abort the running match and quit?",
             "The log ends in 'aborted', every guest is destroyed, and the match directory stays replayable."),
             answer)
+
+    async def on_unmount(self) -> None:
+        """However the app ends — a crash, a closed terminal, a failing test — no guest outlives it:
+        the engine is cancelled once (a second cancel would cut its teardown short) and awaited."""
+        engine = self.engine
+        if engine is None or engine.is_finished:
+            return
+        if not engine.is_cancelled:
+            engine.cancel()
+        try:
+            await engine.wait()
+        except (WorkerCancelled, WorkerFailed):
+            pass
 
     def abort(self) -> None:
         """Cancel the engine; the app exits once the runner has recorded the abort and torn down."""

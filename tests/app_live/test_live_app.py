@@ -18,6 +18,7 @@ from aoe_tui.app.territory_pane import TerritoryPane
 from aoe_tui.app.territory_screen import TerritoryScreen
 from aoe_tui.app.tool_feed import ToolFeed
 from aoe_tui.domain.reducer import reduce
+from aoe_tui.engine.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
 from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE,
                                      SlowTeardownProvider, hold_at, live_app, until)
@@ -233,6 +234,24 @@ async def test_quitting_mid_match_asks_then_aborts_tears_down_and_leaves_a_repla
     last = match.events[-1].to_json()
     assert last["kind"] == "match_state_changed" and last["to"] == "aborted"
     assert reduce(match.events).to_json() == json.loads((output / "world.json").read_text())
+
+
+async def test_an_app_that_ends_abruptly_still_records_the_abort_and_tears_down(tmp_path):
+    class GuestsTakeTimeToGo(ScriptedProvider):
+        async def teardown(self) -> None:
+            await asyncio.sleep(0.5)
+            await super().teardown()
+
+    output = tmp_path / "m"
+    source = GatedSource(limit=0)
+    provider = GuestsTakeTimeToGo(dict(LIVE_RACE))
+    app = live_app(output, source, provider)
+    async with app.run_test(size=SIZE) as pilot:
+        await hold_at(pilot, source, 12)
+        app.exit()  # no question asked: what a crash or a closed terminal does
+    assert provider.hosts == {}
+    last = load_match(output).events[-1].to_json()
+    assert last["kind"] == "match_state_changed" and last["to"] == "aborted"
 
 
 async def test_quitting_a_decided_match_waits_for_teardown_without_asking_or_aborting(tmp_path):

@@ -89,7 +89,7 @@ class World(WorldModel):
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
-    def is_milestone_paused(self, territory: str, milestone: str) -> bool:
+    def is_milestone_paused(self, territory: str | None, milestone: str) -> bool:
         return (milestone_pause_key(territory, milestone) in self.paused_milestones
                 or milestone_pause_key(None, milestone) in self.paused_milestones)
 

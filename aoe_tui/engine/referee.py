@@ -60,6 +60,9 @@ class Referee:
         self._unavailable: set[str] = set()
         self._failures_in_a_row: dict[tuple[str, str], int] = {}
         self._not_before_ms: dict[tuple[str, str], int] = {}
+        # Pause waits for running checks (a reboot check can take minutes); a resume
+        # arriving meanwhile must wait its turn or the pause would suspend guests after it.
+        self._match_control = asyncio.Lock()
 
     @property
     def world(self):
@@ -347,38 +350,39 @@ class Referee:
 
     async def pause_match(self, reason: str | None = None) -> bool:
         """Freeze the clock, stop new evaluations, suspend guests and agents. False if already paused."""
-        self._require_running()
-        if self.clock.paused:
-            return False
-        self.clock.pause()
-        self.recorder.emit("match_paused", reason=reason)
-        for handle in self.agents.values():
-            await handle.suspend()
-        await self.settle()
-        for host in self.hosts.values():
-            await host.suspend()
-        return True
+        async with self._match_control:
+            self._require_running()
+            if self.clock.paused:
+                return False
+            self.clock.pause()
+            self.recorder.emit("match_paused", reason=reason)
+            for handle in self.agents.values():
+                await handle.suspend()
+            await self.settle()
+            for host in self.hosts.values():
+                await host.suspend()
+            return True
 
     async def resume_match(self) -> bool:
-        self._require_running()
-        if not self.clock.paused:
-            return False
-        for host in self.hosts.values():
-            await host.resume()
-        for handle in self.agents.values():
-            await handle.resume()
-        paused_ms = self.clock.resume()
-        self.recorder.emit("match_resumed", paused_ms=paused_ms)
-        return True
+        """Waits for a pause that is still settling, so no guest is suspended after the resume."""
+        async with self._match_control:
+            self._require_running()
+            if not self.clock.paused:
+                return False
+            for host in self.hosts.values():
+                await host.resume()
+            for handle in self.agents.values():
+                await handle.resume()
+            paused_ms = self.clock.resume()
+            self.recorder.emit("match_resumed", paused_ms=paused_ms)
+            return True
 
     def pause_milestone(self, milestone_id: str, territory_id: str | None = None) -> bool:
         """Stop evaluating one milestone for one territory (or all, with None). False if already paused."""
         self._require_running()
         self._require_milestone(milestone_id)
         self._require_territory(territory_id)
-        already = (f"{territory_id or '*'}/{milestone_id}" in self.world.paused_milestones
-                   or f"*/{milestone_id}" in self.world.paused_milestones)
-        if already:
+        if self.world.is_milestone_paused(territory_id, milestone_id):
             return False
         self.recorder.emit("milestone_paused", territory=territory_id, milestone=milestone_id)
         return True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from aoe_tui.domain.errors import AoeError
@@ -121,6 +123,29 @@ async def test_pause_freezes_the_clock_and_stops_evaluations(make):
     await match.tick()
     assert match.world.winner == "builder-one" and match.world.elapsed_ms == 4000
     assert match.kinds().count("match_paused") == 1
+
+
+async def test_a_resume_during_a_settling_pause_waits_and_leaves_no_guest_suspended(make):
+    match = make({"builder-one": ScriptedPlan(ready_at_ms=4000)})
+    await match.tick()
+    gate = asyncio.Event()
+    settle = match.referee.settle
+
+    async def slow_settle():  # a reboot check still running when the operator pauses
+        await gate.wait()
+        await settle()
+
+    match.referee.settle = slow_settle
+    pause = asyncio.ensure_future(match.referee.pause_match("slow"))
+    await asyncio.sleep(0.01)
+    resume = asyncio.ensure_future(match.referee.resume_match())
+    await asyncio.sleep(0.01)
+    assert not resume.done()
+    gate.set()
+    assert await pause is True and await resume is True
+    assert not any(host.state.suspended for host in match.hosts.values())
+    assert not any(agent.suspended for agent in match.agents.values())
+    assert match.kinds()[-2:] == ["match_paused", "match_resumed"]
 
 
 async def test_a_paused_milestone_is_skipped_until_resumed(make):

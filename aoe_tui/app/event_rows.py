@@ -93,6 +93,10 @@ def summary(event: EventBase) -> str:
         return f"{data['milestone']}: {data.get('reason') or 'revoked'}"
     if kind == "usage_charged":
         return _usage(event)
+    if kind == "match_paused":
+        return data.get("reason") or "match paused"
+    if kind == "match_resumed":
+        return f"resumed after {format_clock(data.get('paused_ms') or 0)} paused (not counted on the match clock)"
     if kind == "match_finished":
         return f"winner {data.get('winner') or 'none'} ({data.get('reason') or 'no reason given'})"
     if kind == "agent_started":

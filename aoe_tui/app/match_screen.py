@@ -141,9 +141,11 @@ class MatchScreen(Screen[None]):
     def _status(self) -> str:
         if not self.session.has_timeline:
             return "no timeline: final state only"
+        where = f"event {self.playback.position + 1}/{len(self.session.timeline)}"
+        if self.session.mode == "live" and self.playback.following:
+            return f"{where} · following live"  # playback speed means nothing at the live edge
         state = "▶ playing" if self.playback.playing else "paused"
-        follow = " · following" if self.playback.following and self.session.mode == "live" else ""
-        return f"event {self.playback.position + 1}/{len(self.session.timeline)} · {self.playback.speed}x {state}{follow}"
+        return f"{where} · {self.playback.speed}x {state}"
 
     def _tick(self) -> None:
         if self.playback.tick():

@@ -93,6 +93,11 @@ def summary(event: EventBase) -> str:
         return f"{data['milestone']}: {data.get('reason') or 'revoked'}"
     if kind == "usage_charged":
         return _usage(event)
+    if kind == "post_match_drain_started":
+        return (f"{data.get('pending_agents', 0)} agents may still hand in results "
+                f"(up to {format_clock(data.get('timeout_ms') or 0)})")
+    if kind == "post_match_drain_finished":
+        return f"{data.get('captured_agents', 0)} captured, {data.get('terminated_agents', 0)} terminated"
     if kind == "match_paused":
         return data.get("reason") or "match paused"
     if kind == "match_resumed":

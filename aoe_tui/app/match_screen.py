@@ -135,6 +135,9 @@ class MatchScreen(Screen[None]):
             return " REPLAY ", "reverse bold $accent"
         behind = self.playback.last_position - self.playback.position
         if self.playback.following or behind <= 0:
+            over = self.session.timeline.head.match_state
+            if over in ("finished", "aborted"):  # the drain may still add events, but the race is decided
+                return f" ● LIVE · {over} ", "reverse bold " + ("$success" if over == "finished" else "$error")
             return " ● LIVE ", "reverse bold $error"
         return f" {behind} new event{'s' if behind != 1 else ''} · End rejoins live ", "reverse bold $warning"
 

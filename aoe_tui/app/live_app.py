@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from textual.css.query import NoMatches
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from aoe_tui.domain.events import EventBase
@@ -124,7 +125,7 @@ class LiveApp(AoeApp):
 
     def _deliver_events(self) -> None:
         """Hand the batch of new events to the match screen (once it is up; until then they wait)."""
-        if self.match_screen is None:
+        if self.match_screen is None or self.match_screen.closed:
             self._flush_pending = False
             return
         if not self.match_screen.showing:
@@ -132,7 +133,12 @@ class LiveApp(AoeApp):
             return
         self._flush_pending = False
         events, self._unsent = self._unsent, []
-        self.match_screen.add_events(events)
+        try:
+            self.match_screen.add_events(events)
+        except NoMatches:
+            # Shutting down: the screen's widgets are already pruned. Nothing is lost,
+            # every event is in the log on disk; there is just no screen to show it on.
+            self.match_screen.closed = True
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.engine or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR,

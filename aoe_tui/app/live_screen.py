@@ -76,6 +76,7 @@ class LiveMatchScreen(MatchScreen):
         ids = session.territory_ids()
         self.selected: str | None = ids[0] if ids else None
         self.showing = False  # its widgets are up: live events may be added
+        self.closed = False  # unmounted (the app is exiting): live events have nowhere to go
         self.pending_operation: str | None = None  # a match pause/resume under way
 
     def on_mount(self) -> None:
@@ -83,6 +84,10 @@ class LiveMatchScreen(MatchScreen):
         self.showing = True
         self.set_interval(LIVE_REFRESH_S, self.live_tick)
         self._show_selection()
+
+    def on_unmount(self) -> None:
+        self.showing = False
+        self.closed = True
 
     # -- live feed ---------------------------------------------------------------------------------
 

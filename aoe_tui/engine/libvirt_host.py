@@ -42,10 +42,9 @@ class LibvirtTerritory:
 
     async def run(self, command: str, timeout: float) -> CommandResult:
         try:
-            result = await self.vm.run(command, timeout)
+            return await self.vm.run(command, timeout)
         except AoeError as error:
             raise TerritoryUnavailable(str(error)) from None
-        return CommandResult(result.exit_status, result.stdout, result.stderr)
 
     async def reboot(self, timeout: float) -> RebootProof:
         started = time.monotonic()

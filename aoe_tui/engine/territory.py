@@ -12,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from aoe_tui.runtime.ssh import CommandResult
+
+__all__ = ["CommandResult", "RebootFailed", "RebootProof", "TerritoryHost", "TerritoryUnavailable"]
+
 
 class TerritoryUnavailable(Exception):
     """The arena failed (VM died, SSH gone): never the player's fault."""
@@ -19,13 +23,6 @@ class TerritoryUnavailable(Exception):
 
 class RebootFailed(Exception):
     """The guest was told to reboot but never proved it came back."""
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    exit_status: int
-    stdout: str
-    stderr: str
 
 
 @dataclass(frozen=True)

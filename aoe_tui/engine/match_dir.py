@@ -18,7 +18,8 @@ from aoe_tui.engine.provenance import CONTRACT_FILE, INSTRUCTION_TEMPLATE
 
 class MatchDirectory:
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+        # Absolute from the start: libvirtd opens console and disk paths in its own working directory.
+        self.root = Path(root).absolute()
 
     @property
     def events(self) -> Path:

@@ -122,10 +122,19 @@ class Hypervisor:
         try:
             return await asyncio.to_thread(functools.partial(function, *args))
         except libvirt.libvirtError as error:
-            if error.get_error_code() in _CONNECTION_LOST:
-                raise AoeError(f"lost the connection to libvirtd at {self.uri} ({socket_hint(self.uri)}): "
-                               f"{error.get_error_message()}; is it still running? (scripts/services)") from None
-            raise
+            if error.get_error_code() not in _CONNECTION_LOST:
+                raise
+            if await self._still_connected():
+                raise AoeError(f"libvirt at {self.uri}: {error.get_error_message()}") from None
+            raise AoeError(f"lost the connection to libvirtd at {self.uri} ({socket_hint(self.uri)}): "
+                           f"{error.get_error_message()}; is it still running? (scripts/services)") from None
+
+    async def _still_connected(self) -> bool:
+        """A system error (say, a file libvirtd cannot open) is not a lost daemon: ask the connection."""
+        try:
+            return bool(await asyncio.to_thread(self._connection.isAlive))
+        except libvirt.libvirtError:
+            return False
 
     async def create(self, xml: str) -> None:
         """Start a transient domain from XML."""

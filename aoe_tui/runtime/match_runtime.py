@@ -42,7 +42,7 @@ class MatchRuntime:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
             raise AoeError(f"match {match_id}: territory ids must be unique, got {', '.join(ids)}")
-        self.match_dir = Path(match_dir)
+        self.match_dir = Path(match_dir).absolute()  # libvirtd resolves relative paths in its own cwd
         self.match_id = match_id
         self.territories = list(territories)
         self.base_port = base_port

@@ -9,9 +9,14 @@ of the earlier implementation (`schema_version`, `fog_of_war = null`,
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+RESERVED_ENV_NAMES = frozenset({"SSH_AUTH_SOCK"})
+RESERVED_ENV_PREFIX = "AOE_"
 
 
 class StrictModel(BaseModel):
@@ -103,6 +108,20 @@ class AgentSpec(StrictModel):
     model: str
     reasoning_effort: str | None = None
     budget: Budget = Field(default_factory=Budget)
+    env: list[str] = Field(default_factory=list)
+    """Host environment variables this agent's adapter may receive (its environment is allow-listed)."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, names: list[str]) -> list[str]:
+        # `AOE_*` is the referee's own contract with the adapter and the agent socket would hand out the
+        # operator's SSH identities, so neither may be passed through by a manifest.
+        for name in names:
+            if not ENV_NAME_PATTERN.match(name):
+                raise ValueError(f"env name {name!r} is not a valid environment variable name")
+            if name.startswith(RESERVED_ENV_PREFIX) or name in RESERVED_ENV_NAMES:
+                raise ValueError(f"env name {name!r} is reserved for the referee")
+        return names
 
 
 class VisualNode(StrictModel):

@@ -43,7 +43,7 @@ def _shape_problems(error: ValidationError) -> list[Problem]:
     problems = []
     for item in error.errors():
         location = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
         if item["type"] == "missing":
             message = "required key is missing"
         problems.append(Problem(format_location(location), message))

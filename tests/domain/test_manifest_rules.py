@@ -83,3 +83,22 @@ def test_saved_arena_json_shape_is_accepted():
     arena = json.loads(SINGLE_FILES[0].read_text())["arena"]
     manifest, problems = validate_manifest(arena)
     assert manifest is not None and manifest.visualization.nodes
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("1ABC", "agents[0].env: env name '1ABC' is not a valid environment variable name"),
+    ("MY-KEY", "agents[0].env: env name 'MY-KEY' is not a valid environment variable name"),
+    ("AOE_SECRET", "agents[0].env: env name 'AOE_SECRET' is reserved for the referee"),
+    ("SSH_AUTH_SOCK", "agents[0].env: env name 'SSH_AUTH_SOCK' is reserved for the referee"),
+])
+def test_agent_env_names_are_checked(name, expected):
+    assert expected in problems_of(lambda d: d["agents"][0].update(env=["OK_NAME", name]))
+
+
+def test_agent_env_round_trips_through_arena_json():
+    data = copy.deepcopy(BASE)
+    data["agents"][0]["env"] = ["OPENROUTER_API_KEY", "_private"]
+    manifest, problems = validate_manifest(data)
+    assert problems == [] and manifest.agents[0].env == ["OPENROUTER_API_KEY", "_private"]
+    again, problems = validate_manifest(manifest.to_json())
+    assert problems == [] and again.agents[0].env == ["OPENROUTER_API_KEY", "_private"] and again.agents[1].env == []

@@ -2,7 +2,9 @@
 
 Per-tick noise is dropped: evaluation starts, usage charges, and a milestone
 failing again for the same reason it failed last time. What remains reads
-like a match report: who passed what, why someone failed, who won.
+like a match report: who passed what, why someone failed, who won. Every
+line is cleaned (`clean_text`) before it reaches the operator's terminal, so
+a guest cannot retitle or clear it even through a progress message.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.events import EventBase
+from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 
 _SILENT = frozenset({"milestone_evaluation_started", "usage_charged"})
@@ -29,8 +32,9 @@ class Narrator:
     def line(self, update: MatchUpdate) -> str | None:
         if isinstance(update, Progress):
             where = f"{update.territory:<14} " if update.territory else ""
-            return f"[setup] {where}{update.message}"
-        return self._event_line(update)
+            return clean_text(f"[setup] {where}{update.message}")
+        line = self._event_line(update)
+        return clean_text(line) if line is not None else None
 
     def _event_line(self, e: EventBase) -> str | None:
         if e.kind in _SILENT:

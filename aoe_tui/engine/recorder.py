@@ -2,7 +2,10 @@
 
 Every event goes through `emit`, so the log on disk, the in-memory world and
 what subscribers (the TUI, the headless printer) see can never disagree.
-Progress messages (image check, boot, SSH preflight, agent start) are not
+Every string field is cleaned here (`clean_value`): guest and agent text
+enters the record through this door, so nothing downstream meets an escape
+sequence or an unbounded output. Our own wording is plain text and passes
+through unchanged. Progress messages (image check, boot, SSH preflight, agent start) are not
 events — they are not part of the match record — but travel the same
 subscription so one consumer sees everything in order.
 """
@@ -16,6 +19,7 @@ from typing import Any, Callable, Union
 
 from aoe_tui.domain.events import EventBase, make_event
 from aoe_tui.domain.reducer import apply_event
+from aoe_tui.domain.untrusted import clean_value
 from aoe_tui.domain.world import World
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.store.event_log import EventLogWriter
@@ -54,7 +58,7 @@ class MatchRecorder:
         return updates
 
     def emit(self, kind: str, **fields: Any) -> EventBase:
-        event = make_event(kind, len(self.events), self.clock.elapsed_ms(), **fields)
+        event = make_event(kind, len(self.events), self.clock.elapsed_ms(), **clean_value(fields))
         if self._writer is not None:
             self._writer.append(event)
         self.events.append(event)

@@ -46,8 +46,9 @@ def add_runner_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drain-seconds", type=float, default=None,
                    help="post-match drain for unfinished agents (default: the manifest's rules)")
     p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
-    p.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT,
-                   help=f"first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service); default {DEFAULT_BASE_PORT}")
+    p.add_argument("--base-port", type=int, default=None,
+                   help="first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service) "
+                        f"(default: the first free block at or above {DEFAULT_BASE_PORT}, recorded in ports.json)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import require_image
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
-from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, LOOPBACK
+from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
 
 
@@ -76,7 +76,7 @@ def match_id_for(match_dir: MatchDirectory) -> str:
 
 
 class LibvirtProvider:
-    def __init__(self, uri: str = DEFAULT_URI, base_port: int = DEFAULT_BASE_PORT) -> None:
+    def __init__(self, uri: str = DEFAULT_URI, base_port: int | None = None) -> None:
         self.uri = uri
         self.base_port = base_port
         self.runtime: MatchRuntime | None = None
@@ -90,6 +90,11 @@ class LibvirtProvider:
                                manifest.territory_class(t.id).resources.memory_mib, self.uri)
                  for t in manifest.territories]
         self.runtime = MatchRuntime(match_dir.root, match_id_for(match_dir), specs, self.base_port, image)
+        reservation = self.runtime.reserve_ports()
+        match_dir.write_ports(reservation.to_json())
+        last = reservation.base_port + 2 * len(specs) - 1
+        recorder.progress("ports", f"loopback ports {reservation.base_port}..{last} "
+                                   f"({'chosen automatically' if reservation.automatic else 'from --base-port'})")
         for spec in specs:
             ports = self.runtime.ports[spec.territory_id]
             recorder.progress("boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})",

@@ -44,6 +44,14 @@ class MatchDirectory:
         write_json_atomic(self.root / "arena.json", manifest.to_json())
         write_json_atomic(self.root / "match.json", provenance)
 
+    @property
+    def ports(self) -> Path:
+        """Which loopback ports this match's guests were given (chosen at boot), for humans and tools."""
+        return self.root / "ports.json"
+
+    def write_ports(self, record: dict[str, Any]) -> None:
+        write_json_atomic(self.ports, record)
+
     def write_world(self, world_json: dict[str, Any]) -> None:
         write_json_atomic(self.world, world_json)
 

@@ -19,7 +19,7 @@ from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo, require_image
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import choose_accel
-from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, assign_ports, check_ports_free
+from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, reserve_ports
 
 DEFAULT_SSH_TIMEOUT_S = 240.0
 
@@ -37,7 +37,7 @@ class MatchRuntime:
     """VMs of one match. Layout in `match_dir`: `ssh/` (key, known_hosts), `territories/<id>/`."""
 
     def __init__(self, match_dir: Path, match_id: str, territories: Sequence[TerritorySpec],
-                 base_port: int = DEFAULT_BASE_PORT, image: ImageInfo | None = None,
+                 base_port: int | None = None, image: ImageInfo | None = None,
                  ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S) -> None:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
@@ -45,10 +45,10 @@ class MatchRuntime:
         self.match_dir = Path(match_dir).absolute()  # libvirtd resolves relative paths in its own cwd
         self.match_id = match_id
         self.territories = list(territories)
-        self.base_port = base_port
+        self.requested_base_port = base_port  # None: the first free block, found and locked on reserve
         self.ssh_timeout = ssh_timeout
         self._image = image
-        self.ports = assign_ports(ids, base_port)
+        self.reservation: PortReservation | None = None
         self.keys: MatchKeys | None = None
         self.vms: dict[str, TerritoryVM] = {}
         self.boot_seconds: dict[str, float] = {}
@@ -74,7 +74,7 @@ class MatchRuntime:
 
     async def _prepare(self) -> None:
         image = self._image or require_image()
-        check_ports_free(self.ports)
+        self.reserve_ports()
         accel = await asyncio.to_thread(choose_accel, image.kernel)
         self.keys = MatchKeys.ensure(self.match_dir / "ssh")
         for uri in dict.fromkeys(t.uri for t in self.territories):
@@ -85,6 +85,16 @@ class MatchRuntime:
                 memory_mib=spec.memory_mib, directory=self.match_dir / "territories" / spec.territory_id,
                 ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port)
             self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], self.keys, image, accel)
+
+    def reserve_ports(self) -> PortReservation:
+        """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""
+        if self.reservation is None:
+            self.reservation = reserve_ports([t.territory_id for t in self.territories], self.requested_base_port)
+        return self.reservation
+
+    @property
+    def ports(self) -> dict[str, TerritoryPorts]:
+        return self.reserve_ports().ports
 
     async def _wait(self, vm: TerritoryVM, started: float) -> None:
         await vm.wait_for_ssh(self.ssh_timeout)
@@ -102,6 +112,9 @@ class MatchRuntime:
         await asyncio.gather(*(vm.destroy() for vm in vms.values()), return_exceptions=True)
         hypervisors, self._hypervisors = self._hypervisors, {}
         await asyncio.gather(*(h.close() for h in hypervisors.values()), return_exceptions=True)
+        reservation, self.reservation = self.reservation, None
+        if reservation is not None:
+            reservation.release()
 
 
 async def _all_or_first_error(operations) -> None:

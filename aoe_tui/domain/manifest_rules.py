@@ -3,17 +3,21 @@
 A person fixing `arena.toml` wants the whole list in one go
 (`build.milestones[2].depends_on: references unknown milestone x`), not one
 error per run, so shape errors from pydantic and the cross-reference rules of
-SPEC §2 are collected into one list of `Problem`s.
+SPEC §2 are collected into one list of `Problem`s. When the shape is wrong the
+rules still run, on every top-level table that parsed by itself; a rule that
+needs a table which is missing or malformed is skipped (that table already has
+its own problem).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from aoe_tui.domain.manifest import Manifest
 
@@ -55,44 +59,65 @@ def validate_manifest(data: dict[str, Any]) -> tuple[Manifest | None, list[Probl
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as error:
-        return None, _shape_problems(error)
-    return manifest, check_rules(manifest)
+        return None, _shape_problems(error) + _run_checks(_Sections(data))
+    return manifest, _run_checks(manifest)
 
 
-def check_rules(manifest: Manifest) -> list[Problem]:
+class _Unavailable(Exception):
+    """A rule asked for a top-level table that is missing or malformed."""
+
+
+class _Sections:
+    """The top-level tables of a malformed manifest that parse on their own, read like a `Manifest`."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._parsed: dict[str, Any] = {}
+        for name, field in Manifest.model_fields.items():
+            if name not in data:
+                if not field.is_required():
+                    self._parsed[name] = field.get_default(call_default_factory=True)
+                continue
+            try:
+                self._parsed[name] = TypeAdapter(field.annotation).validate_python(data[name])
+            except ValidationError:
+                continue
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._parsed[name]
+        except KeyError:
+            raise _Unavailable(name) from None
+
+
+Add = Callable[[str, str], None]
+
+
+def _run_checks(manifest: Manifest | _Sections) -> list[Problem]:
     problems: list[Problem] = []
-    add = lambda path, message: problems.append(Problem(path, message))  # noqa: E731
-
-    _check_ids(manifest, add)
-    _check_network(manifest, add)
-    _check_rules_table(manifest, add)
-    _check_build(manifest, add)
-    _check_territories_and_agents(manifest, add)
-    _check_visualization(manifest, add)
+    for check in CHECKS:
+        found: list[Problem] = []
+        try:
+            check(manifest, lambda path, message: found.append(Problem(path, message)))
+        except _Unavailable:
+            continue
+        problems += found
     return problems
 
 
-def _check_ids(manifest: Manifest, add) -> None:
-    groups = {
-        "arena": [manifest.arena],
-        "classes": manifest.classes,
-        "territories": manifest.territories,
-        "agents": manifest.agents,
-        "build.milestones": manifest.build.milestones if manifest.build else [],
-        "visualization.nodes": manifest.visualization.nodes if manifest.visualization else [],
-    }
-    for group, items in groups.items():
+def _id_checks(group: str, items: Callable[[Manifest], list]) -> Callable[[Manifest, Add], None]:
+    def check(manifest: Manifest, add: Add) -> None:
         seen: set[str] = set()
-        for index, item in enumerate(items):
+        for index, item in enumerate(items(manifest)):
             path = group if group == "arena" else f"{group}[{index}]"
             if not ID_PATTERN.match(item.id):
                 add(f"{path}.id", f"'{item.id}' must be lowercase ASCII letters, digits and hyphens")
             if item.id in seen:
                 add(f"{path}.id", f"duplicate id '{item.id}'")
             seen.add(item.id)
+    return check
 
 
-def _check_network(manifest: Manifest, add) -> None:
+def _check_network(manifest: Manifest, add: Add) -> None:
     try:
         network = ipaddress.ip_network(manifest.network.cidr, strict=True)
     except ValueError:
@@ -104,7 +129,7 @@ def _check_network(manifest: Manifest, add) -> None:
         add("network.allow_public_internet", "must be false")
 
 
-def _check_rules_table(manifest: Manifest, add) -> None:
+def _check_rules_table(manifest: Manifest, add: Add) -> None:
     rules = manifest.rules
     if rules.duration_seconds <= 0:
         add("rules.duration_seconds", "must be positive")
@@ -112,18 +137,24 @@ def _check_rules_table(manifest: Manifest, add) -> None:
         add("rules.tick_ms", "must be positive")
     if rules.minimum_territories < 2:
         add("rules.minimum_territories", "must be at least 2")
-    elif len(manifest.territories) < rules.minimum_territories:
-        add("territories", f"{len(manifest.territories)} territories, fewer than minimum_territories "
-                           f"{rules.minimum_territories}")
     if rules.post_match_drain_seconds < 0:
         add("rules.post_match_drain_seconds", "must not be negative")
 
 
-def _check_build(manifest: Manifest, add) -> None:
+def _check_territory_count(manifest: Manifest, add: Add) -> None:
+    minimum = manifest.rules.minimum_territories
+    if minimum >= 2 and len(manifest.territories) < minimum:
+        add("territories", f"{len(manifest.territories)} territories, fewer than minimum_territories {minimum}")
+
+
+def _check_build_present(manifest: Manifest, add: Add) -> None:
+    if manifest.build is None and manifest.arena.mode == "build_race":
+        add("build", "a build_race arena needs a [build] table")
+
+
+def _check_milestones(manifest: Manifest, add: Add) -> None:
     build = manifest.build
     if build is None:
-        if manifest.arena.mode == "build_race":
-            add("build", "a build_race arena needs a [build] table")
         return
     ids = {m.id for m in build.milestones}
     for index, milestone in enumerate(build.milestones):
@@ -131,9 +162,6 @@ def _check_build(manifest: Manifest, add) -> None:
         for dep in milestone.depends_on:
             if dep not in ids:
                 add(f"{path}.depends_on", f"references unknown milestone {dep}")
-        if not 1 <= milestone.timeout_seconds <= manifest.rules.duration_seconds:
-            add(f"{path}.timeout_seconds", f"must be between 1 and rules.duration_seconds "
-                                           f"({manifest.rules.duration_seconds})")
         if milestone.points <= 0:
             add(f"{path}.points", "must be positive")
         if not milestone.verifier.strip():
@@ -146,6 +174,14 @@ def _check_build(manifest: Manifest, add) -> None:
         add("build.completion_milestone", f"references unknown milestone {completion}")
     elif not next(m for m in build.milestones if m.id == completion).required:
         add("build.completion_milestone", f"milestone {completion} is not required")
+
+
+def _check_milestone_timeouts(manifest: Manifest, add: Add) -> None:
+    duration = manifest.rules.duration_seconds
+    for index, milestone in enumerate(manifest.build.milestones if manifest.build else []):
+        if not 1 <= milestone.timeout_seconds <= duration:
+            add(f"build.milestones[{index}].timeout_seconds",
+                f"must be between 1 and rules.duration_seconds ({duration})")
 
 
 def _cycle_members(milestones) -> list[str]:
@@ -166,12 +202,16 @@ def _cycle_members(milestones) -> list[str]:
     return on_cycle
 
 
-def _check_territories_and_agents(manifest: Manifest, add) -> None:
+def _check_territory_classes(manifest: Manifest, add: Add) -> None:
     classes = {c.id for c in manifest.classes}
-    territories = {t.id for t in manifest.territories}
     for index, territory in enumerate(manifest.territories):
         if territory.class_ not in classes:
             add(f"territories[{index}].class", f"references unknown class {territory.class_}")
+
+
+def _check_agents(manifest: Manifest, add: Add) -> None:
+    territories = {t.id for t in manifest.territories}
+    for index, territory in enumerate(manifest.territories):
         owners = [a for a in manifest.agents if a.territory == territory.id]
         if len(owners) != 1:
             add(f"territories[{index}]", f"territory {territory.id} has {len(owners)} agents, needs exactly one")
@@ -180,15 +220,12 @@ def _check_territories_and_agents(manifest: Manifest, add) -> None:
             add(f"agents[{index}].territory", f"references unknown territory {agent.territory}")
 
 
-def _check_visualization(manifest: Manifest, add) -> None:
+def _check_visual_layout(manifest: Manifest, add: Add) -> None:
     visual = manifest.visualization
     if visual is None:
         return
     node_ids = {n.id for n in visual.nodes}
-    milestone_ids = {m.id for m in manifest.build.milestones} if manifest.build else set()
     for index, node in enumerate(visual.nodes):
-        if node.milestone is not None and node.milestone not in milestone_ids:
-            add(f"visualization.nodes[{index}].milestone", f"references unknown milestone {node.milestone}")
         for axis in ("x", "y"):
             if not 0 <= getattr(node, axis) <= 100:
                 add(f"visualization.nodes[{index}].{axis}", "must be between 0 and 100")
@@ -196,3 +233,32 @@ def _check_visualization(manifest: Manifest, add) -> None:
         for end, value in (("from", link.from_), ("to", link.to)):
             if value not in node_ids:
                 add(f"visualization.links[{index}].{end}", f"references unknown node {value}")
+
+
+def _check_visual_milestones(manifest: Manifest, add: Add) -> None:
+    visual = manifest.visualization
+    milestone_ids = {m.id for m in manifest.build.milestones} if manifest.build else set()
+    for index, node in enumerate(visual.nodes if visual else []):
+        if node.milestone is not None and node.milestone not in milestone_ids:
+            add(f"visualization.nodes[{index}].milestone", f"references unknown milestone {node.milestone}")
+
+
+CHECKS: tuple[Callable[[Manifest, Add], None], ...] = (
+    _id_checks("arena", lambda m: [m.arena]),
+    _id_checks("classes", lambda m: m.classes),
+    _id_checks("territories", lambda m: m.territories),
+    _id_checks("agents", lambda m: m.agents),
+    _id_checks("build.milestones", lambda m: m.build.milestones if m.build else []),
+    _id_checks("visualization.nodes", lambda m: m.visualization.nodes if m.visualization else []),
+    _check_network,
+    _check_rules_table,
+    _check_territory_count,
+    _check_build_present,
+    _check_milestones,
+    _check_milestone_timeouts,
+    _check_territory_classes,
+    _check_agents,
+    _check_visual_layout,
+    _check_visual_milestones,
+)
+"""Every rule of SPEC §2, each naming the tables it reads; one that meets an unavailable table is skipped."""

@@ -2,7 +2,7 @@
 
 The pure rules live in `domain.manifest_rules`; this module adds what needs
 the file system: TOML syntax errors with their line, and verifier scripts
-that must exist next to the manifest.
+that must exist next to the manifest or in the project's own `verify/`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from pathlib import Path
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.manifest_rules import Problem, validate_manifest
+
+PROJECT_VERIFY = Path(__file__).resolve().parents[2] / "verify"
+"""The project's own verifier scripts, shared by the bundled arenas (`verifier = "verify/service-up.sh"`)."""
 
 
 def read_manifest_data(path: Path) -> dict:
@@ -34,26 +37,55 @@ def read_manifest_data(path: Path) -> dict:
 
 
 def manifest_problems(path: Path) -> tuple[Manifest | None, list[Problem]]:
-    """Every problem of the manifest at `path`, including missing verifier scripts."""
-    manifest, problems = validate_manifest(read_manifest_data(path))
-    if manifest is not None and manifest.build is not None:
-        for index, milestone in enumerate(manifest.build.milestones):
-            if not resolve_verifier(path, milestone.verifier).is_file():
+    """Every problem of the manifest at `path`, including missing verifier scripts.
+
+    Verifiers are checked from the raw milestones, so a manifest with shape
+    errors elsewhere still hears about a missing script in the same pass.
+    """
+    data = read_manifest_data(path)
+    manifest, problems = validate_manifest(data)
+    for index, milestone in enumerate(_raw_milestones(data)):
+        verifier = milestone.get("verifier")
+        if isinstance(verifier, str) and verifier.strip():
+            try:
+                resolve_verifier(path, verifier)
+            except AoeError:
                 problems.append(Problem(f"build.milestones[{index}].verifier",
-                                        f"{milestone.verifier} not found next to the manifest"))
+                                        f"milestone {milestone.get('id')}: {_not_found(path, verifier)}"))
     return manifest, problems
 
 
+def _raw_milestones(data: dict) -> list[dict]:
+    build = data.get("build")
+    milestones = build.get("milestones") if isinstance(build, dict) else None
+    return [m for m in milestones if isinstance(m, dict)] if isinstance(milestones, list) else []
+
+
+def _candidates(manifest_path: Path, verifier: str) -> list[Path]:
+    """The arena folder first, then the project's `verify/` (only for paths that stay inside it).
+
+    No other folder is looked at: a stray `verify/` in some ancestor (a temp or
+    home directory) must never change which scripts judge a match.
+    """
+    arena_dir = Path(manifest_path).resolve().parent
+    candidates = [arena_dir / verifier]
+    shared = (PROJECT_VERIFY.parent / verifier).resolve()
+    if shared.is_relative_to(PROJECT_VERIFY):
+        candidates.append(shared)
+    return candidates
+
+
+def _not_found(manifest_path: Path, verifier: str) -> str:
+    return (f"verifier {verifier} not found (looked in {Path(manifest_path).resolve().parent} "
+            f"and {PROJECT_VERIFY})")
+
+
 def resolve_verifier(manifest_path: Path, verifier: str) -> Path:
-    """Verifier paths are relative to the arena folder, falling back to the project's `verify/`."""
-    base = Path(manifest_path).resolve().parent
-    candidate = base / verifier
-    if candidate.exists():
-        return candidate
-    for parent in base.parents:
-        if (parent / verifier).exists():
-            return parent / verifier
-    return candidate
+    """The script a milestone's `verifier` names; AoeError naming the manifest and path when there is none."""
+    for candidate in _candidates(manifest_path, verifier):
+        if candidate.is_file():
+            return candidate
+    raise AoeError(f"{manifest_path}: {_not_found(manifest_path, verifier)}")
 
 
 def load_manifest(path: Path) -> Manifest:

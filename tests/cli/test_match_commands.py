@@ -58,13 +58,27 @@ def test_validate_lists_every_problem(tmp_path, capsys):
     text = (PROJECT / "arenas/first-build/arena.toml").read_text()
     text = text.replace('completion_milestone = "host-reboot"', 'completion_milestone = "nope"')
     text = text.replace("allow_public_internet = false", "allow_public_internet = true")
+    text = text.replace('"verify/write-read.sh"', '"verify/absent.sh"')
     (tmp_path / "arena.toml").write_text(text)
     assert main(["validate", str(tmp_path / "arena.toml"), "--json"]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
     paths = {p["path"] for p in problems}
-    assert {"build.completion_milestone", "network.allow_public_internet"} <= paths
-    # verifier scripts are looked up next to the copied manifest, and reported when missing
-    assert any(p["path"].endswith(".verifier") for p in problems)
+    # the other verifiers come from the project's verify/; the missing one is reported with its milestone
+    assert paths == {"build.completion_milestone", "network.allow_public_internet", "build.milestones[1].verifier"}
+
+
+def test_validate_reports_shape_and_rule_problems_in_one_pass(tmp_path, capsys):
+    text = (PROJECT / "arenas/first-build/arena.toml").read_text()
+    text = text.replace('id = "builder-one"', 'id = "Builder One"', 1)
+    text = text.replace('depends_on = ["service-up"]', 'depends_on = ["ghost"]', 1)
+    (tmp_path / "arena.toml").write_text(text + "\n[surprise]\ngift = true\n")
+    assert main(["validate", str(tmp_path / "arena.toml")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert all(line.startswith(f"{tmp_path / 'arena.toml'}: ") for line in lines)
+    said = "\n".join(lines)
+    assert "surprise: unknown key" in said
+    assert "depends_on: references unknown milestone ghost" in said
+    assert "territories[0].id: 'Builder One' must be lowercase" in said
 
 
 @pytest.mark.parametrize("args, fragment", [

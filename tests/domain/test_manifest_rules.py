@@ -62,17 +62,42 @@ def test_rule(mutate, expected):
 
 def test_all_problems_are_reported_together():
     def many(d):
-        d["arena"]["colour"] = "red"
-        d["build"]["completion_milestone"] = "nope"
-        d["network"]["allow_public_internet"] = True
-    shape_only = problems_of(many)
-    assert shape_only == ["arena.colour: unknown key"]  # shape errors come first, alone
+        d["surprise"] = {"gift": True}
+        d["build"]["milestones"][2]["depends_on"] = ["ghost"]
+        d["territories"][0]["id"] = "Builder One"
+    problems = problems_of(many)
+    assert "surprise: unknown key" in problems
+    assert "build.milestones[2].depends_on: references unknown milestone ghost" in problems
+    assert "territories[0].id: 'Builder One' must be lowercase ASCII letters, digits and hyphens" in problems
+    # the renamed territory leaves its agent pointing nowhere and itself without an agent: both said
+    assert "agents[0].territory: references unknown territory builder-one" in problems
 
-    def semantic(d):
-        d["build"]["completion_milestone"] = "nope"
+
+def test_missing_tables_and_a_bad_id_are_reported_together():
+    manifest, problems = validate_manifest({"arena": {"id": "Bad Id", "display_name": "Bad"}})
+    assert manifest is None
+    assert [str(p) for p in problems] == [
+        "network: required key is missing",
+        "rules: required key is missing",
+        "classes: required key is missing",
+        "territories: required key is missing",
+        "agents: required key is missing",
+        "arena.id: 'Bad Id' must be lowercase ASCII letters, digits and hyphens",
+        "build: a build_race arena needs a [build] table",
+    ]
+
+
+def test_a_malformed_table_skips_only_the_rules_that_need_it():
+    def broken(d):
+        d["rules"]["duration_seconds"] = "long"
         d["network"]["allow_public_internet"] = True
         d["agents"][2]["territory"] = "nowhere"
-    assert len(problems_of(semantic)) >= 3
+        d["build"]["milestones"][0]["timeout_seconds"] = 0
+    problems = problems_of(broken)
+    assert problems[0].startswith("rules.duration_seconds: Input should be a valid integer")
+    assert "network.allow_public_internet: must be false" in problems
+    assert "agents[2].territory: references unknown territory nowhere" in problems
+    assert not any("timeout_seconds" in p for p in problems)  # needs rules.duration_seconds: skipped quietly
 
 
 def test_saved_arena_json_shape_is_accepted():

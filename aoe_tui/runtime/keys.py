@@ -1,9 +1,11 @@
-"""Per-match SSH identity and host-key pinning.
+"""SSH identity and host-key pinning, one per guest.
 
-One ed25519 key pair per match (never a user's own key), handed to the guests
-through an SMBIOS credential. Guest host keys are trusted on first contact and
-written to an OpenSSH-format known_hosts file, so later connections (ours, a
-verifier's `ssh`, a human's paste) all refuse an impostor.
+Each territory of a match has its own ed25519 key pair (never a user's own
+key) in `ssh/<territory>/`, handed to that guest alone through an SMBIOS
+credential, and its own known_hosts pinning that guest alone: an adapter given
+territory A's files can neither log in to B (B does not authorize A's key) nor
+trust B's host key. Host keys are trusted on first contact, so later
+connections (ours, a verifier's `ssh`, a human's paste) all refuse an impostor.
 """
 
 from __future__ import annotations
@@ -22,18 +24,18 @@ def host_pattern(host: str, port: int) -> str:
 
 
 class MatchKeys:
-    """Key files in one directory: `id_ed25519`, `id_ed25519.pub`, `known_hosts`."""
+    """One guest's key files in one directory: `id_ed25519` (0600), `id_ed25519.pub`, `known_hosts`."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
 
     @classmethod
-    def ensure(cls, directory: Path) -> "MatchKeys":
-        """Load the key pair in `directory`, generating it on first use."""
+    def ensure(cls, directory: Path, comment: str | None = None) -> "MatchKeys":
+        """Load the key pair in `directory`, generating it on first use (`comment`: whose key it is)."""
         keys = cls(directory)
         if not keys.private_key_path.exists():
-            keys.directory.mkdir(parents=True, exist_ok=True)
-            key = asyncssh.generate_private_key("ssh-ed25519", comment=f"aoe-{keys.directory.parent.name}")
+            keys.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            key = asyncssh.generate_private_key("ssh-ed25519", comment=comment or f"aoe-{keys.directory.parent.name}")
             temporary = keys.private_key_path.with_suffix(".tmp")
             temporary.write_bytes(key.export_private_key())
             os.chmod(temporary, 0o600)
@@ -41,6 +43,11 @@ class MatchKeys:
             os.replace(temporary, keys.private_key_path)
         keys.known_hosts_path.touch(exist_ok=True)
         return keys
+
+    @classmethod
+    def for_territory(cls, ssh_dir: Path, match_id: str, territory_id: str) -> "MatchKeys":
+        """The territory's own identity in `ssh_dir/<territory>/`, generated on first use."""
+        return cls.ensure(Path(ssh_dir) / territory_id, comment=f"aoe-{match_id}-{territory_id}")
 
     @property
     def private_key_path(self) -> Path:

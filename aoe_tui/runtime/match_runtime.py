@@ -34,7 +34,7 @@ class TerritorySpec:
 
 
 class MatchRuntime:
-    """VMs of one match. Layout in `match_dir`: `ssh/` (key, known_hosts), `territories/<id>/`."""
+    """VMs of one match. Layout in `match_dir`: `ssh/<id>/` (that territory's key, known_hosts), `territories/<id>/`."""
 
     def __init__(self, match_dir: Path, match_id: str, territories: Sequence[TerritorySpec],
                  base_port: int | None = None, image: ImageInfo | None = None,
@@ -49,7 +49,7 @@ class MatchRuntime:
         self.ssh_timeout = ssh_timeout
         self._image = image
         self.reservation: PortReservation | None = None
-        self.keys: MatchKeys | None = None
+        self.keys: dict[str, MatchKeys] = {}
         self.vms: dict[str, TerritoryVM] = {}
         self.boot_seconds: dict[str, float] = {}
         self._hypervisors: dict[str, Hypervisor] = {}
@@ -76,7 +76,6 @@ class MatchRuntime:
         image = self._image or require_image()
         self.reserve_ports()
         accel = await asyncio.to_thread(choose_accel, image.kernel)
-        self.keys = MatchKeys.ensure(self.match_dir / "ssh")
         for uri in dict.fromkeys(t.uri for t in self.territories):
             self._hypervisors[uri] = await Hypervisor.connect(uri)
         for spec in self.territories:
@@ -84,7 +83,9 @@ class MatchRuntime:
                 match_id=self.match_id, territory_id=spec.territory_id, vcpus=spec.vcpus,
                 memory_mib=spec.memory_mib, directory=self.match_dir / "territories" / spec.territory_id,
                 ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port)
-            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], self.keys, image, accel)
+            keys = self.keys[spec.territory_id] = MatchKeys.for_territory(self.match_dir / "ssh", self.match_id,
+                                                                          spec.territory_id)
+            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel)
 
     def reserve_ports(self) -> PortReservation:
         """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""

@@ -1,4 +1,4 @@
-"""Per-match key pair and known_hosts pinning, in OpenSSH's formats."""
+"""Per-territory key pairs and known_hosts pinning, in OpenSSH's formats."""
 
 from __future__ import annotations
 
@@ -49,3 +49,17 @@ def test_openssh_argv_pins_identity_and_host(tmp_path: Path) -> None:
     assert argv[0] == "ssh" and argv[-1] == "root@127.0.0.1"
     assert ["-p", "26004"] == argv[argv.index("-p"):argv.index("-p") + 2]
     assert f"UserKnownHostsFile={keys.known_hosts_path}" in argv and "StrictHostKeyChecking=yes" in argv
+
+
+def test_each_territory_has_its_own_private_key_directory(tmp_path: Path) -> None:
+    one = MatchKeys.for_territory(tmp_path / "ssh", "m1", "one")
+    two = MatchKeys.for_territory(tmp_path / "ssh", "m1", "two")
+    assert one.private_key_path == tmp_path / "ssh" / "one" / "id_ed25519"
+    assert two.known_hosts_path == tmp_path / "ssh" / "two" / "known_hosts"
+    assert one.public_key_openssh() != two.public_key_openssh()
+    assert one.public_key_openssh().endswith(" aoe-m1-one") and two.public_key_openssh().endswith(" aoe-m1-two")
+    for keys in (one, two):
+        assert stat.S_IMODE(keys.private_key_path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(keys.directory.stat().st_mode) == 0o700
+    one.pin("127.0.0.1", 32200, asyncssh.generate_private_key("ssh-ed25519"))
+    assert two.known_hosts_path.read_text() == "", "a pin lands in its own territory's known_hosts only"

@@ -1,9 +1,11 @@
 """A whole match's worth of guests: three at once, one of them over a remote-style
-libvirt URI, torn down without a trace; and a guest that never answers SSH."""
+libvirt URI, each with its own key (a neighbour's key and pins are refused),
+torn down without a trace; and a guest that never answers SSH."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,17 @@ async def _domains_named(prefix: str) -> list[str]:
         await hypervisor.close()
 
 
+def _ssh_with_foreign_key(runtime: MatchRuntime, key_of: str, into: str, pinned: bool = False):
+    """OpenSSH into `into`'s guest with `key_of`'s key (and, when pinned, `key_of`'s known_hosts)."""
+    keys = runtime.keys[key_of]
+    trust = ["-o", f"UserKnownHostsFile={keys.known_hosts_path}", "-o", "StrictHostKeyChecking=yes"] if pinned else \
+        ["-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no"]
+    argv = ["ssh", "-F", "/dev/null", "-i", str(keys.private_key_path), "-o", "IdentitiesOnly=yes",
+            "-o", "IdentityAgent=none", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", *trust,
+            "-p", str(runtime.vm(into).ssh_port), f"root@{LOOPBACK}", "hostname"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
 async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image, tmp_path: Path) -> None:
     specs = [TerritorySpec("one", 1, 768), TerritorySpec("two", 1, 768, uri=REMOTE_STYLE_URIS[0]),
              TerritorySpec("three", 1, 768, uri=REMOTE_STYLE_URIS[1])]
@@ -43,8 +56,16 @@ async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image
         names = await asyncio.gather(*(vm.run("hostname", 30) for vm in runtime.vms.values()))
         assert [n.stdout.strip() for n in names] == ["one", "two", "three"]
         assert {vm.hypervisor.uri for vm in runtime.vms.values()} == {"qemu:///system", *REMOTE_STYLE_URIS}
-        pins = runtime.keys.known_hosts_path.read_text().splitlines()
-        assert len({line.split()[2] for line in pins}) == 3, "each guest must have its own host key"
+        pins = {tid: keys.known_hosts_path.read_text().splitlines() for tid, keys in runtime.keys.items()}
+        assert all(len(lines) == 1 for lines in pins.values()), f"each known_hosts pins its own guest only: {pins}"
+        assert len({lines[0].split()[2] for lines in pins.values()}) == 3, "each guest must have its own host key"
+        assert len({keys.public_key_openssh() for keys in runtime.keys.values()}) == 3
+        refused = await asyncio.to_thread(_ssh_with_foreign_key, runtime, "one", "two")
+        assert refused.returncode == 255 and "Permission denied (publickey)" in refused.stderr, refused.stderr
+        distrusted = await asyncio.to_thread(_ssh_with_foreign_key, runtime, "one", "two", pinned=True)
+        assert distrusted.returncode == 255 and "Host key verification failed" in distrusted.stderr, distrusted.stderr
+        own = await asyncio.to_thread(_ssh_with_foreign_key, runtime, "two", "two", pinned=True)
+        assert own.returncode == 0 and own.stdout.strip() == "two", own.stderr
         assert all(any(e == "started" for _, e in vm.lifecycle_events) for vm in runtime.vms.values())
         assert sorted(await _domains_named("aoe-trio-")) == ["aoe-trio-one", "aoe-trio-three", "aoe-trio-two"]
     finally:

@@ -13,7 +13,7 @@ import os
 import sys
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.runtime.doctor import run_doctor
+from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import build_image
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
@@ -30,14 +30,17 @@ def image_build_command(args: argparse.Namespace) -> int:
 
 def doctor_command(args: argparse.Namespace) -> int:
     checks = asyncio.run(run_doctor(args.uri, args.base_port, args.territories, clean=args.clean))
+    ready = is_ready(checks)
     if args.json:
-        print(json.dumps([check.as_dict() for check in checks], indent=2))
+        print(json.dumps(report_json(checks), indent=2))
     else:
         for check in checks:
             print(f"[{_MARKS[check.status]}] {check.name}: {check.detail}")
             if check.fix and check.status != "ok":
                 print(f"        fix: {check.fix}")
-    return 1 if any(check.status == "fail" for check in checks) else 0
+        failed = [check.name for check in checks if check.status == "fail"]
+        print("ready: this machine can run matches" if ready else f"not ready: fix {', '.join(failed)}")
+    return 0 if ready else 1
 
 
 def vm_up_command(args: argparse.Namespace) -> int:

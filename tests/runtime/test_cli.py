@@ -20,13 +20,46 @@ def test_doctor_json_reports_each_problem_with_its_fix(tmp_path: Path, monkeypat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("AOE_ACCEL", "tcg")
     code = main(["doctor", "--json", "--base-port", "28390", "--territories", "2"])
-    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
-    assert code == 1
+    report = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert code == 1 and report["ready"] is False  # forced: no guest image in this cache
     assert checks["guest image"]["status"] == "fail" and checks["guest image"]["fix"] == "aoe image build"
     assert checks["accelerator"]["status"] == "warn" and "AOE_ACCEL" in checks["accelerator"]["detail"]
     assert checks["libvirtd"]["status"] == "ok"
     assert checks["qemu"]["status"] == "ok" and checks["mmdebstrap"]["status"] == "ok"
-    assert {"virtlogd", "ports", "leftover VMs", "qemu-img", "mkfs.ext4"} <= set(checks)
+    assert {"virtlogd", "ports", "leftover VMs", "qemu-img", "mkfs.ext4", "qemu user"} <= set(checks)
+    assert main(["doctor", "--base-port", "28390", "--territories", "2"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "not ready: fix guest image"
+
+
+def test_real_doctor_verdict_matches_its_checks(capsys: pytest.CaptureFixture, libvirt_services) -> None:
+    """This machine as it is: the verdict is exactly "no check failed", and the exit status follows it."""
+    code = main(["doctor", "--json", "--base-port", "28390", "--territories", "2"])
+    report = json.loads(capsys.readouterr().out)
+    failed = [c["name"] for c in report["checks"] if c["status"] == "fail"]
+    assert report["ready"] is (not failed) and code == (0 if report["ready"] else 1)
+    assert {c["status"] for c in report["checks"]} <= {"ok", "warn", "fail"}
+    assert next(c for c in report["checks"] if c["name"] == "libvirtd")["status"] == "ok"
+    assert main(["doctor", "--base-port", "28390", "--territories", "2"]) == code
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == ("ready: this machine can run matches" if not failed else f"not ready: fix {', '.join(failed)}")
+
+
+@pytest.mark.parametrize("conf, status, fragment", [
+    ('#user = "libvirt-qemu"\n#dynamic_ownership = 1\n', "ok", "user = libvirt-qemu (default)"),
+    ('user = "+0"\n', "warn", "guests run as root"),
+    ('user = "root" # the old way\n', "warn", "user = root: guests run as root"),
+    ('user = "no-such-user-here"\n', "warn", "no such user"),
+    ('user = "libvirt-qemu"\ndynamic_ownership = 0\n', "warn", "dynamic_ownership = 0"),
+])
+def test_qemu_user_check_reads_qemu_conf(tmp_path: Path, conf: str, status: str, fragment: str) -> None:
+    from aoe_tui.runtime.doctor import qemu_user_check
+
+    path = tmp_path / "qemu.conf"
+    path.write_text(conf)
+    check = qemu_user_check(path)
+    assert (check.name, check.status) == ("qemu user", status) and fragment in check.detail, check
+    assert qemu_user_check(tmp_path / "missing.conf").status == "warn"
 
 
 def test_doctor_without_libvirtd_says_how_to_start_it(monkeypatch: pytest.MonkeyPatch,
@@ -76,7 +109,8 @@ def test_vm_up_ssh_down_up_keeps_the_disk(guest_image) -> None:
         assert wrote.returncode == 0, wrote.stderr
         assert wrote.stdout.strip() == name
         doctor = _aoe("doctor", "--json")
-        assert name not in json.loads(doctor.stdout)[-1]["detail"], "a manual vm is not a leftover"
+        leftovers = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "leftover VMs")
+        assert name not in leftovers["detail"], "a manual vm is not a leftover"
         down = _aoe("vm", "down", name)
         assert down.returncode == 0 and "destroyed" in down.stdout and "disk kept" in down.stdout
         assert _aoe("vm", "up", name).returncode == 0

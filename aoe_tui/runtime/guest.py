@@ -1,14 +1,15 @@
 """One territory's VM: its disk, domain, console and SSH, as async operations.
 
-Power operations go through libvirt; anything that needs the guest's own
-cooperation (a clean reboot, reading the boot id) goes over SSH, because
-virDomainReboot does nothing on this minimal guest. A reboot is only believed
-when the boot id has changed.
+Power operations go through libvirt, and so does the referee's reboot: an ACPI
+request the image's acpid answers, a reset when it does not, proven from
+outside (see `runtime.reboot`). SSH is for acting in the guest and for the
+boot id, which is only secondary evidence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import shlex
@@ -16,6 +17,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
@@ -26,6 +28,7 @@ from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
+from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
 
 GUEST_SERVICE_PORT = 8080
@@ -143,50 +146,103 @@ class TerritoryVM:
     async def run(self, command: str, timeout: float) -> CommandResult:
         return await self.ssh.run(command, timeout)
 
-    async def boot_id(self) -> str:
+    async def boot_id(self) -> str | None:
+        """The guest's boot id as it reports it (secondary evidence: root can forge it); None if not a UUID."""
         result = await self.ssh.run("cat /proc/sys/kernel/random/boot_id", timeout=15)
         if result.exit_status != 0:
-            raise AoeError(f"territory {self.territory_id}: cannot read boot id: {result.stderr.strip()}")
-        return result.stdout.strip()
+            raise AoeError(f"territory {self.territory_id}: cannot read boot id: {result.stderr.strip()[:200]}")
+        return valid_boot_id(result.stdout)
 
-    async def reboot(self, timeout: float) -> tuple[str, str]:
-        """Reboot from inside the guest and wait until SSH shows a new boot id; returns (old, new)."""
-        deadline = time.monotonic() + timeout
-        old = await self.boot_id()
+    async def reboot(self, timeout: float, acpi_grace: float = ACPI_GRACE_SECONDS) -> RebootProof:
+        """Reboot through libvirt and prove it from outside the guest; then wait until SSH answers again.
+
+        ACPI power button first; a reset when libvirt has not seen the guest reset within
+        `acpi_grace` seconds (or refused the request). Raises AoeError with a readable detail
+        (and the console tail) when the guest does not come back within `timeout`.
+        """
+        started = time.monotonic()
+        deadline = started + timeout
+        before = await self._boot_id_or_none()
+        events_seen = len(self.lifecycle_events)
+        console = ConsoleWatch.from_now(self.console_path)
+        caused: Cause = "acpi"
         try:
-            await self.ssh.run("systemctl --no-block reboot", timeout=15)
+            await self.hypervisor.reboot_acpi(self.name)
+            rebooted = await self._wait_until(lambda: self._rebooted_since(events_seen),
+                                              min(acpi_grace, deadline - time.monotonic()))
+        except GuestGone:
+            raise
         except AoeError:
-            pass  # the connection may drop as the guest goes down; the boot id decides
-        return old, await self._wait_for_new_boot(old, deadline, "reboot")
+            rebooted = False  # libvirt refused the ACPI request: cut the power instead
+        if not rebooted:
+            if not await self.is_running():
+                raise GuestGone(f"territory {self.territory_id}: the guest is gone (its VM stopped during the reboot)")
+            caused = "reset-fallback"
+            console = ConsoleWatch.from_now(self.console_path)
+            self._record_event("referee-reset")
+            await self.hypervisor.reset(self.name)
+        self.ssh.drop()
+        if not await self._wait_until(console.saw_banner, deadline - time.monotonic()):
+            raise AoeError(f"territory {self.territory_id}: no fresh kernel boot on the serial console within "
+                           f"{timeout:g} s of the {caused} reboot; console tail: {self.console_tail(6, separator=' | ')}")
+        await self._connect_before(deadline, caused)
+        after = await self._boot_id_or_none()
+        proven = (("libvirt-event",) if self._rebooted_since(events_seen) else ()) \
+            + (("referee-reset",) if caused == "reset-fallback" else ()) + ("console-banner",)
+        proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner)
+        return dataclasses.replace(proof, proven_by=proven + ("boot-id",)) if proof.boot_id_changed else proof
+
+    def _rebooted_since(self, index: int) -> bool:
+        return any(event == "rebooted" for _, event in self.lifecycle_events[index:])
+
+    async def _boot_id_or_none(self) -> str | None:
+        try:
+            return await self.boot_id()
+        except GuestGone:
+            raise
+        except AoeError:
+            return None  # a guest whose cat is broken still gets rebooted; its boot id just proves nothing
+
+    @staticmethod
+    async def _wait_until(condition: Callable[[], bool], seconds: float, poll: float = 0.25) -> bool:
+        deadline = time.monotonic() + max(seconds, 0)
+        while not condition():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(poll)
+        return True
+
+    async def _connect_before(self, deadline: float, what: str) -> None:
+        try:
+            await self.ssh.connect(max(deadline - time.monotonic(), 1))
+        except SSHUnavailable as error:
+            raise AoeError(f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "
+                           f"but SSH did not answer ({error}); console tail: {self.console_tail(6, separator=' | ')}"
+                           ) from None
 
     async def hard_reset(self) -> None:
         """Power-cut reset (virDomainReset): the guest loses whatever it had not written to disk."""
         await self.hypervisor.reset(self.name)
         self.ssh.drop()
 
-    async def wait_for_new_boot(self, old_boot_id: str, timeout: float) -> str:
+    async def wait_for_new_boot(self, old_boot_id: str | None, timeout: float) -> str | None:
         """After a reset, wait until SSH answers from a boot other than `old_boot_id`."""
-        return await self._wait_for_new_boot(old_boot_id, time.monotonic() + timeout, "reset")
-
-    async def _wait_for_new_boot(self, old: str, deadline: float, what: str) -> str:
+        deadline = time.monotonic() + timeout
         self.ssh.drop()
         last_error = "boot id unchanged"
-        while (left := deadline - time.monotonic()) > 0:
+        while deadline - time.monotonic() > 0:
             try:
-                await self.ssh.connect(left)
+                await self._connect_before(deadline, "reset")
                 new = await self.boot_id()
-                if new != old:
+                if new != old_boot_id:
                     return new
             except GuestGone:
                 raise
-            except SSHUnavailable as error:
-                last_error = str(error)
-                break
             except AoeError as error:  # connection cut mid-shutdown
                 last_error = str(error)
             self.ssh.drop()
             await asyncio.sleep(1)
-        raise AoeError(f"territory {self.territory_id}: guest did not come back from {what} with a new boot id "
+        raise AoeError(f"territory {self.territory_id}: guest did not come back from reset with a new boot id "
                        f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}")
 
     async def suspend(self) -> None:

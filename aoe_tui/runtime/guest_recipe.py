@@ -72,6 +72,16 @@ manual_add_modules virtio_pci virtio_blk ext4 crc32c_generic
 """,
 }
 
+# The referee reboots a guest through libvirt (an ACPI power-button press, falling
+# back to a reset), never through the guest's own systemctl. minbase has no
+# logind/dbus to hear the button, so acpid does, and turns it into a reboot; the
+# button and evdev drivers are loaded early so the press is never missed.
+_ACPI_POWER_BUTTON_EVENT = """\
+# Written by aoe_tui: the referee's ACPI reboot request (virDomainReboot, power-button mode).
+event=button/power.*
+action=/usr/bin/systemctl --no-block reboot
+"""
+
 _FILES = {
     "etc/network/interfaces": (
         "auto lo\niface lo inet loopback\n\nallow-hotplug eth0\niface eth0 inet dhcp\n"
@@ -85,6 +95,8 @@ _FILES = {
     "etc/hosts": "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
     f"etc/systemd/system/{SLOT_UNIT}": _SLOT_UNIT_TEXT,
     "etc/systemd/system/aoe-ssh-hostkeys.service": _HOSTKEYS_UNIT_TEXT,
+    "etc/acpi/events/aoe-power-button": _ACPI_POWER_BUTTON_EVENT,
+    "etc/modules-load.d/aoe-acpi.conf": "button\nevdev\n",
 }
 
 _ENABLED_UNITS = ("multi-user.target.wants/" + SLOT_UNIT, "multi-user.target.wants/aoe-ssh-hostkeys.service")
@@ -100,7 +112,7 @@ class GuestRecipe:
     variant: str = "minbase"
     packages: tuple[str, ...] = (
         "systemd-sysv", "openssh-server", "python3", "sqlite3", "curl", "jq", "procps",
-        "iproute2", "linux-image-cloud-amd64", "udev", "ifupdown", "isc-dhcp-client",
+        "iproute2", "linux-image-cloud-amd64", "udev", "ifupdown", "isc-dhcp-client", "acpid",
     )
     disk_mib: int = 4096
     preinstall_files: dict[str, str] = field(default_factory=lambda: dict(_PREINSTALL_FILES))

@@ -176,6 +176,10 @@ class Hypervisor:
         except libvirt.libvirtError as error:
             raise AoeError(f"libvirt could not {verb} {name}: {error.get_error_message()}") from None
 
+    async def reboot_acpi(self, name: str) -> None:
+        """Press the guest's ACPI power button for a reboot (the guest acts on it, or not: see runtime.reboot)."""
+        await self._act(name, "reboot", lambda domain: domain.reboot(libvirt.VIR_DOMAIN_REBOOT_ACPI_POWER_BTN))
+
     async def reset(self, name: str) -> None:
         await self._act(name, "reset", lambda domain: domain.reset(0))
 

@@ -1,0 +1,105 @@
+"""How the referee reboots a guest, and what proves it happened — from outside the guest.
+
+Root in a guest owns its userland: it can put a `systemctl` that "reboots"
+instantly earlier in PATH, or bind-mount a constant over the boot id. So the
+reboot is asked of the hypervisor (an ACPI power-button press, which the
+image's acpid turns into a reboot), falling back to a reset — a power cut the
+guest cannot refuse — when libvirt has not seen the guest reset within a bound.
+It is proven by what the guest cannot forge: libvirt's reboot event or the
+reset the referee issued itself, AND a fresh kernel banner on the serial
+console past the offset taken at request time. The boot id is read too, but
+only as secondary evidence (and only when it is a well-formed UUID).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Cause = Literal["acpi", "reset-fallback"]
+# Seconds to wait for the guest to act on the ACPI button (acpid -> systemd shutdown -> reset)
+# before cutting its power; an honest TCG guest resets after about 5-15 s.
+ACPI_GRACE_SECONDS = 45.0
+# The kernel's first line, with its printk timestamp at zero: only a kernel that just
+# started prints it. (Userland could echo a look-alike; that is why it never proves a
+# reboot alone, only together with the hypervisor's own word.)
+KERNEL_BANNER = re.compile(rb"\[\s*0\.0+\] Linux version \S+")
+_CHUNK = 1 << 20
+_OVERLAP = 128
+
+
+@dataclass(frozen=True)
+class RebootProof:
+    caused_by: Cause
+    proven_by: tuple[str, ...]  # libvirt-event, referee-reset, console-banner, boot-id
+    boot_id_before: str | None
+    boot_id_after: str | None
+    seconds: float
+    banner: str | None = None
+
+    def to_json(self) -> dict:
+        return {"reboot_caused_by": self.caused_by, "reboot_proven_by": list(self.proven_by),
+                "boot_id_before": self.boot_id_before, "boot_id_after": self.boot_id_after,
+                "boot_id_changed": self.boot_id_changed, "kernel_banner": self.banner,
+                "reboot_seconds": round(self.seconds, 1)}
+
+    @property
+    def boot_id_changed(self) -> bool:
+        return None not in (self.boot_id_before, self.boot_id_after) and self.boot_id_before != self.boot_id_after
+
+
+def valid_boot_id(text: str) -> str | None:
+    """The boot id if `text` is exactly one canonical UUID (what the kernel prints), else None."""
+    value = text.strip()
+    try:
+        return value if str(uuid.UUID(value)) == value else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class ConsoleWatch:
+    """Looks for a fresh kernel banner in a console log, past an offset, reading only new bytes.
+
+    A log shorter than the offset was rotated or truncated meanwhile: it is read from its start.
+    """
+
+    path: Path
+    offset: int
+    banner: str | None = None
+    _tail: bytes = field(default=b"", repr=False)
+
+    @classmethod
+    def from_now(cls, path: Path) -> "ConsoleWatch":
+        return cls(path, console_size(path))
+
+    def saw_banner(self) -> bool:
+        if self.banner is not None:
+            return True
+        size = console_size(self.path)
+        if size < self.offset:
+            self.offset, self._tail = 0, b""
+        try:
+            with open(self.path, "rb") as log:
+                log.seek(self.offset)
+                while chunk := log.read(_CHUNK):
+                    self.offset += len(chunk)
+                    window = self._tail + chunk
+                    if match := KERNEL_BANNER.search(window):
+                        self.banner = match.group(0).decode(errors="replace")[:120]
+                        return True
+                    self._tail = window[-_OVERLAP:]
+        except OSError:
+            pass
+        return False
+
+
+def console_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

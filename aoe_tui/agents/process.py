@@ -5,6 +5,10 @@ SIGSTOP everything it started (ssh, a model client, ...) and the drain can
 kill the whole group at the deadline. Stopping politely is SIGTERM: the
 protocol asks an adapter to hand in `result.json` (status `interrupted`) and
 exit.
+
+An external adapter runs confined (`sandbox.py`): its own uid, a read-only
+view of the host with only its agent folder writable, loopback reaching only
+its own guest. The confinement is undone once the process is gone.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import signal
 from pathlib import Path
 
 from aoe_tui.agents.protocol import AgentFiles, AgentResult, Usage, read_result, read_usage
+from aoe_tui.agents.sandbox import PreparedSandbox, Sandbox
 
 
 class AgentProcess:
@@ -24,14 +29,27 @@ class AgentProcess:
         self.files = files
         self._process: asyncio.subprocess.Process | None = None
         self._stdout = self._stderr = None
+        self._sandbox: PreparedSandbox | None = None
 
-    async def start(self, command: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+    async def start(self, command: list[str], env: dict[str, str], sandbox: Sandbox | None = None,
+                    cwd: Path | None = None) -> None:
+        """Start `command` with exactly `env` (nothing inherited), confined by `sandbox` when given."""
         self.files.directory.mkdir(parents=True, exist_ok=True)
         self._stdout = open(self.files.stdout, "ab")
         self._stderr = open(self.files.stderr, "ab")
-        self._process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr,
-            env={**os.environ, **env}, cwd=str(cwd) if cwd else None, start_new_session=True)
+        self._sandbox = await asyncio.to_thread(sandbox.prepare) if sandbox else None
+        argv = self._sandbox.argv(command) if self._sandbox else command
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr, env=env,
+                cwd=str(cwd) if cwd else None, start_new_session=True,
+                pass_fds=tuple(self._sandbox.fds.values()) if self._sandbox else ())
+        except BaseException:
+            self._release()
+            raise
+        finally:
+            if self._sandbox:
+                self._sandbox.close_fds()
 
     @property
     def pid(self) -> int | None:
@@ -88,3 +106,9 @@ class AgentProcess:
         for handle in (self._stdout, self._stderr):
             if handle is not None and not handle.closed:
                 handle.close()
+        self._release()
+
+    def _release(self) -> None:
+        sandbox, self._sandbox = self._sandbox, None
+        if sandbox is not None:
+            sandbox.release()

@@ -8,12 +8,16 @@ same runner produces a complete match directory in a test in about a second.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Protocol
+from typing import Iterable, Protocol
 
 from aoe_tui.agents import protocol as p
+from aoe_tui.agents.environment import basic_env, listed_env
+from aoe_tui.agents.openai_harness.providers import providers_file
 from aoe_tui.agents.process import AgentProcess
-from aoe_tui.agents.registry import resolve_adapter
+from aoe_tui.agents.registry import HARNESSES, Adapter, resolve_adapter
+from aoe_tui.agents.sandbox import SANDBOX_FILES_DIR, SANDBOX_HOME, Sandbox, next_adapter_uid, python_install
 from aoe_tui.domain.manifest import AgentSpec, Manifest
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
@@ -43,19 +47,52 @@ def budget_env(agent: AgentSpec) -> dict[str, str]:
     return {name: str(value) for name, value in limits.items() if value is not None}
 
 
-class ProcessLauncher:
-    """Starts each agent's adapter as its own process group (SPEC §7 environment)."""
+# Files an adapter is handed by path: copied read-only into its sandbox under SANDBOX_FILES_DIR.
+_HANDED_FILES = (p.ENV_SSH_KEY, p.ENV_KNOWN_HOSTS)
+# The built-in model harness's own documented settings, taken from the operator's environment.
+_HARNESS_SETTINGS_PREFIX = "AOE_OPENAI_"
+_HARNESS_SETTINGS = ("AOE_SSH_RECONNECT_SECONDS",)
 
-    def __init__(self, cwd: Path | None = None) -> None:
-        self.cwd = cwd
+
+class ProcessLauncher:
+    """Starts each agent's adapter as its own confined process group (SPEC §7 environment).
+
+    The adapter's environment is an allow-list (`adapter_env`); the process runs in a
+    `Sandbox` as its own uid, reaching on loopback only its guest's two forwarded ports
+    and the `loopback_ports` given here (e.g. a local model server).
+    """
+
+    def __init__(self, loopback_ports: Iterable[int] = ()) -> None:
+        self.loopback_ports = tuple(loopback_ports)
 
     async def start(self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost,
                     clock: MatchClock) -> AgentHandle:
         adapter = resolve_adapter(agent.adapter)
-        env = {p.ENV_AGENT_ID: agent.id, p.ENV_TERRITORY_ID: agent.territory, p.ENV_TERRITORY_HOST: host.host,
-               p.ENV_SSH_PORT: str(host.ssh_port), p.ENV_MODEL: agent.model,
-               p.ENV_REASONING_EFFORT: agent.reasoning_effort or "", **budget_env(agent), **files.env(),
-               **host.access_env()}
+        env = adapter_env(agent, adapter, {
+            p.ENV_AGENT_ID: agent.id, p.ENV_TERRITORY_ID: agent.territory, p.ENV_TERRITORY_HOST: host.host,
+            p.ENV_SSH_PORT: str(host.ssh_port), p.ENV_MODEL: agent.model,
+            p.ENV_REASONING_EFFORT: agent.reasoning_effort or "", **budget_env(agent), **files.env()})
+        handed: dict[str, bytes] = {}
+        for name, value in host.access_env().items():
+            if name in _HANDED_FILES:
+                inside = f"{SANDBOX_FILES_DIR}/{Path(value).name}"
+                handed[inside], value = Path(value).read_bytes(), inside
+            env[name] = value
+        if adapter.name in HARNESSES and (config := providers_file(os.environ)).is_file():
+            env["AOE_PROVIDERS_FILE"] = f"{SANDBOX_FILES_DIR}/providers.toml"
+            handed[env["AOE_PROVIDERS_FILE"]] = config.read_bytes()
+        executable = Path(adapter.command[0])
+        sandbox = Sandbox(
+            next_adapter_uid(), files.directory.resolve(), hidden=(Path.home(), files.directory.resolve().parent.parent),
+            readable=(*python_install(), executable.parent, executable.resolve().parent), files=handed,
+            loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports))
         process = AgentProcess(agent.id, agent.territory, files)
-        await process.start(list(adapter.command), env, self.cwd)
+        await process.start(list(adapter.command), env, sandbox)
         return process
+
+
+def adapter_env(agent: AgentSpec, adapter: Adapter, protocol: dict[str, str]) -> dict[str, str]:
+    """Basics (PATH, locale), the manifest's `env` names, the harness's own settings, the protocol; nothing else."""
+    settings = {name: value for name, value in os.environ.items()
+                if adapter.name in HARNESSES and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)}
+    return {**basic_env(), **listed_env(agent.env), **settings, "HOME": SANDBOX_HOME, **protocol}

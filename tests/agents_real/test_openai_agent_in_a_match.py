@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -54,8 +55,9 @@ async def test_the_openai_harness_wins_a_real_match_through_the_runner(tmp_path:
     async with ScriptedProvider(builder_script()) as provider:
         monkeypatch.setenv("AOE_OPENAI_BASE_URL", provider.base_url)
         monkeypatch.setenv("AOE_OPENAI_API_KEY", DISTINCTIVE_KEY)
-        runner = MatchRunner(manifest, output, LibvirtProvider(base_port=free_ports(4)), ProcessLauncher(),
-                             drain_seconds=20)
+        # The confined harness reaches loopback only where allowed: its guest and this local endpoint.
+        launcher = ProcessLauncher(loopback_ports=(urlsplit(provider.base_url).port,))
+        runner = MatchRunner(manifest, output, LibvirtProvider(base_port=free_ports(4)), launcher, drain_seconds=20)
         world = await runner.run()
     assert world.winner == "builder-one", json.dumps(world.model_dump(mode="json"), indent=1)[:3000]
     milestones = world.territories["builder-one"].milestones

@@ -13,9 +13,11 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
+
+from aoe_tui.domain.untrusted import clean_text
 
 RESULT_STATUSES = ("completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded",
                    "harness_error")
@@ -42,20 +44,41 @@ ENV_BUDGET_RESOURCE_UNITS = "AOE_BUDGET_RESOURCE_UNITS"
 ENV_BUDGET_MAX_COST_MICROUSD = "AOE_BUDGET_MAX_COST_MICROUSD"
 
 
+MAX_COUNT = 10**15
+"""No honest counter gets near this; a bigger one is a broken or hostile adapter, not usage."""
+SUMMARY_LIMIT = 2000
+USAGE_FILE_LIMIT = 64 * 1024
+RESULT_FILE_LIMIT = 16 * 1024 * 1024
+
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
+"""A self-reported counter: a JSON integer only (no bool, string or float), non-negative, bounded."""
+
+
+class InvalidReport(ValueError):
+    """An adapter's file exists but is not a valid report; the message says why (bounded, printable)."""
+
+
 class Usage(BaseModel):
-    """Cumulative usage; a missing token or cost count is unknown, not zero."""
+    """Cumulative usage; a missing token or cost count is unknown, not zero.
 
-    model_config = ConfigDict(extra="allow")
+    Validated strictly because the referee charges and enforces budgets from
+    it: `"resource_units": -5`, `true` or `"9"` must not pass as a number.
+    Other keys an adapter adds (schema_version, agent, ...) are ignored.
+    """
 
-    resource_units: int = 0
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_microusd: int | None = None
-    rounds: int | None = None
-    tool_calls: int | None = None
+    model_config = ConfigDict(extra="ignore")
+
+    resource_units: Count = 0
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cost_microusd: Count | None = None
+    rounds: Count | None = None
+    tool_calls: Count | None = None
 
 
 class AgentResult(BaseModel):
+    """An adapter's hand-in. Its summary is player text: cleaned and capped before anyone shows it."""
+
     model_config = ConfigDict(extra="allow")
 
     schema_version: int = 1
@@ -65,6 +88,31 @@ class AgentResult(BaseModel):
     summary: str | None = None
     usage: Usage = Usage()
     transcript: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unknown_status(cls, data: Any) -> Any:
+        """A status outside the protocol is the harness's error, kept in the summary, not a lost result."""
+        if isinstance(data, dict) and data.get("status") not in RESULT_STATUSES:
+            said = clean_text(repr(data.get("status")), 60)
+            summary = data.get("summary")
+            detail = f": {summary}" if isinstance(summary, str) and summary else ""
+            data = {**data, "status": "harness_error", "summary": f"adapter reported unknown status {said}{detail}"}
+        return data
+
+    @field_validator("summary", mode="before")
+    @classmethod
+    def _clean_summary(cls, summary: Any) -> Any:
+        return None if summary is None else clean_text(summary, SUMMARY_LIMIT)
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _lenient_usage(cls, usage: Any) -> Any:
+        """A malformed usage object must not cost the agent its result; usage.json is what is charged."""
+        try:
+            return Usage.model_validate(usage)
+        except ValidationError:
+            return Usage()
 
 
 @dataclass(frozen=True)
@@ -125,17 +173,40 @@ def append_jsonl(path: Path, entry: dict[str, Any]) -> None:
         handle.flush()
 
 
-def _read_model(path: Path, model: type[BaseModel]) -> Any:
+def _read_report(path: Path, model: type[BaseModel], limit: int) -> Any:
+    """The model in the file at `path`; None when there is no file; InvalidReport when it is not valid.
+
+    At most `limit` bytes are read: the file is written by the adapter, which
+    could make it as large as the disk.
+    """
+    path = Path(path)
     try:
-        return model.model_validate_json(Path(path).read_bytes())
-    except (OSError, ValidationError, ValueError):
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
         return None
+    except OSError as error:
+        raise InvalidReport(f"{path.name}: cannot read it ({error.strerror})") from None
+    if len(data) > limit:
+        raise InvalidReport(f"{path.name}: larger than {limit} bytes")
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+        raise InvalidReport(clean_text(f"{path.name}: {where + ': ' if where else ''}{first['msg']}{more}", 300)) \
+            from None
 
 
 def read_usage(path: Path) -> Usage | None:
-    """The last checkpoint, or None when absent or unreadable (an adapter may not write one)."""
-    return _read_model(path, Usage)
+    """The last checkpoint; None when absent (an adapter may not write one), InvalidReport when invalid."""
+    return _read_report(path, Usage, USAGE_FILE_LIMIT)
 
 
 def read_result(path: Path) -> AgentResult | None:
-    return _read_model(path, AgentResult)
+    """The hand-in, or None when there is none or it cannot be read as one."""
+    try:
+        return _read_report(path, AgentResult, RESULT_FILE_LIMIT)
+    except InvalidReport:
+        return None

@@ -111,6 +111,14 @@ class UsageCharged(EventBase):
     cost_microusd: int | None = None
 
 
+class UsageRejected(EventBase):
+    """An adapter's usage.json was not valid; nothing was charged from it (the last good checkpoint stands)."""
+
+    kind: Literal["usage_rejected"] = "usage_rejected"
+    agent: str
+    detail: str | None = None
+
+
 class MatchFinished(EventBase):
     kind: Literal["match_finished"] = "match_finished"
     winner: str | None = None
@@ -239,7 +247,7 @@ class UnknownEvent(EventBase):
 KNOWN_EVENTS: tuple[type[EventBase], ...] = (
     MatchStateChanged, TerritoryRegistered, AgentStarted, CompetitorStateChanged,
     MilestoneEvaluationStarted, MilestonePassed, MilestoneFailed, MilestoneRevoked,
-    DurableDeploymentCompleted, UsageCharged, MatchFinished, PostMatchDrainStarted,
+    DurableDeploymentCompleted, UsageCharged, UsageRejected, MatchFinished, PostMatchDrainStarted,
     AgentFinished, AgentInterrupted, AgentOutraced, AgentTerminated, PostMatchDrainFinished,
     TerritoryStateChanged, HealthObserved, ResourcesChanged, TerritoryEliminated,
     InfrastructureFailure, MatchPaused, MatchResumed, MilestonePaused, MilestoneResumed,

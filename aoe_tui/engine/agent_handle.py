@@ -33,6 +33,9 @@ class AgentHandle(Protocol):
     async def request_stop(self) -> None:
         """Ask the agent to hand in its result and exit (SIGTERM for a process)."""
 
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the agent to exit; True when it did."""
+
     async def kill(self) -> None: ...
 
 
@@ -87,6 +90,9 @@ class ScriptedAgent:
             self.finishes_at = self._now()
             self.status = "interrupted"
             self.summary = "stopped by the referee at the end of the match"
+
+    async def wait(self, timeout: float) -> bool:
+        return self.exited  # scripted time does not pass while the referee waits
 
     async def kill(self) -> None:
         if not self.exited:

@@ -70,6 +70,7 @@ class Narrator:
             "agent_interrupted": lambda: f"agent {f['agent']} interrupted ({f.get('source')}): {f.get('detail')}",
             "agent_outraced": lambda: f"agent {f['agent']} outraced: {f.get('reason')}",
             "agent_terminated": lambda: f"agent {f['agent']} terminated: {f.get('reason')}",
+            "usage_rejected": lambda: f"agent {f['agent']} usage not charged: {f.get('detail')}",
             "infrastructure_failure": lambda: f"ARENA FAULT {f['component']}: {f.get('detail')}",
             "match_paused": lambda: "operator paused the match",
             "match_resumed": lambda: f"operator resumed the match after {f.get('paused_ms', 0) / 1000:.1f} s",

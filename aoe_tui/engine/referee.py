@@ -17,9 +17,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from aoe_tui.agents.protocol import Usage
+from aoe_tui.agents.protocol import InvalidReport, Usage
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.manifest import Manifest, Milestone
+from aoe_tui.domain.manifest import Budget, Manifest, Milestone
+from aoe_tui.domain.world import AgentState
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.outcomes import classify_exit
@@ -35,6 +36,11 @@ CANCELLED_DETAIL = "the match ended while this verification was running"
 # territory stuck on a broken restart or reboot must not starve the guests that
 # are still racing of CPU. The first two failures retry on the next tick.
 MAX_BACKOFF_TICKS = 16
+# An adapter over its budget gets SIGTERM and this long to hand in before it is killed.
+BUDGET_STOP_GRACE_SECONDS = 10.0
+# Each distinct reason an adapter's usage.json is rejected is noted, up to this many per agent.
+MAX_USAGE_NOTES = 5
+CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_microusd")
 
 
 class Referee:
@@ -56,6 +62,8 @@ class Referee:
         self._busy: dict[str, asyncio.Task] = {}
         self._retries: dict[str, list[str]] = {t.id: [] for t in manifest.territories}
         self._charged: dict[str, Usage] = {}
+        self._usage_notes: dict[str, list[str]] = {}
+        self._budget_stops: set[asyncio.Task] = set()
         self._recorded_agents: set[str] = set()
         self._unavailable: set[str] = set()
         self._failures_in_a_row: dict[tuple[str, str], int] = {}
@@ -106,8 +114,8 @@ class Referee:
 
     async def settle(self) -> None:
         """Wait for every running evaluation (tests tick, then settle, for determinism)."""
-        while self._busy:
-            await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
+        while self._busy or self._budget_stops:
+            await asyncio.gather(*list(self._busy.values()), *self._budget_stops, return_exceptions=True)
 
     def _start_evaluation(self, territory_id: str) -> None:
         if territory_id in self._busy or territory_id in self._unavailable:
@@ -302,19 +310,62 @@ class Referee:
     # -- agents ------------------------------------------------------------------------------------
 
     def charge_usage(self) -> None:
-        """Turn each agent's cumulative usage.json into `usage_charged` deltas."""
+        """Turn each agent's cumulative usage.json into `usage_charged` deltas, then hold it to its budget.
+
+        Each counter is charged from the highest value seen, so one that resets
+        and grows again is never charged twice. An invalid checkpoint charges
+        nothing (the last good one stands) and is noted as `usage_rejected`.
+        """
         for agent_id, handle in self.agents.items():
-            usage = handle.usage()
+            try:
+                usage = handle.usage()
+            except InvalidReport as error:
+                self._note_rejected_usage(agent_id, str(error))
+                continue
             if usage is None:
                 continue
-            before = self._charged.get(agent_id, Usage())
-            delta = {"resource_units": max(usage.resource_units - before.resource_units, 0)}
-            for field in ("input_tokens", "output_tokens", "cost_microusd"):
-                now, was = getattr(usage, field), getattr(before, field)
-                delta[field] = None if now is None else max(now - (was or 0), 0)
-            if any(delta.values()):
-                self.recorder.emit("usage_charged", agent=agent_id, **delta)
-            self._charged[agent_id] = usage
+            self._charge(agent_id, usage)
+            self._enforce_budget(handle)
+
+    def _charge(self, agent_id: str, usage: Usage) -> None:
+        high = self._charged.get(agent_id, Usage())
+        delta: dict[str, int | None] = {}
+        for field in CHARGED_FIELDS:
+            now, was = getattr(usage, field), getattr(high, field)
+            delta[field] = None if now is None else max(now - (was or 0), 0)
+        if any(delta.values()):
+            self.recorder.emit("usage_charged", agent=agent_id, **delta)
+        self._charged[agent_id] = high.model_copy(update={
+            field: max(getattr(usage, field), getattr(high, field) or 0) for field in CHARGED_FIELDS
+            if getattr(usage, field) is not None})
+
+    def _note_rejected_usage(self, agent_id: str, detail: str) -> None:
+        notes = self._usage_notes.setdefault(agent_id, [])
+        if detail not in notes and len(notes) < MAX_USAGE_NOTES:
+            notes.append(detail)
+            self.recorder.emit("usage_rejected", agent=agent_id, detail=detail)
+
+    def _enforce_budget(self, handle: AgentHandle) -> None:
+        """The referee holds every agent to its manifest budget itself, whatever its harness does."""
+        if handle.agent_id in self._recorded_agents:
+            return
+        spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
+        state = self.world.agents.get(handle.agent_id)
+        overrun = _budget_overrun(spec.budget, state) if state is not None else None
+        if overrun is None:
+            return
+        self.record_agent_outcome(handle, "agent_finished", source="player", success=False,
+                                  detail=f"budget exceeded: {overrun}; stopped by the referee")
+        task = asyncio.ensure_future(self._stop_over_budget(handle))
+        self._budget_stops.add(task)
+        task.add_done_callback(self._budget_stops.discard)
+
+    async def _stop_over_budget(self, handle: AgentHandle) -> None:
+        if handle.exited:
+            return
+        await handle.request_stop()
+        if not await handle.wait(BUDGET_STOP_GRACE_SECONDS):
+            await handle.kill()
 
     def record_exited_agents(self) -> None:
         for agent_id, handle in self.agents.items():
@@ -413,6 +464,15 @@ class Referee:
             self._retries[territory_id].append(milestone_id)
         if not self.clock.paused:
             self._start_evaluation(territory_id)
+
+
+def _budget_overrun(budget: Budget, used: AgentState) -> str | None:
+    """What the agent has spent beyond its budget, or None while it is within it."""
+    if budget.resource_units is not None and used.resource_units_used > budget.resource_units:
+        return f"{used.resource_units_used} resource units used of {budget.resource_units}"
+    if budget.max_cost_microusd is not None and used.cost_known and used.cost_microusd > budget.max_cost_microusd:
+        return f"cost {used.cost_microusd} µUSD, limit {budget.max_cost_microusd} µUSD"
+    return None
 
 
 def _category(outcome: VerifierOutcome) -> str:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # host-reboot, in the two phases the referee runs for a host_reboot milestone:
 #   AOE_VERIFY_PHASE=before_reboot  store a fresh record (saved in AOE_PREPARED_FILE);
-#   (the referee reboots the guest and proves it: AOE_REBOOT_PROOF holds both boot ids)
+#   (the referee reboots the guest through libvirt — ACPI power button, a reset if the guest
+#    ignores it — and proves it from outside: AOE_REBOOT_PROOF says how it was caused and proven)
 #   AOE_VERIFY_PHASE=after_reboot   health and that record must come back without anyone's help.
 . "$(dirname "$0")/lib.sh"
 [ -n "${AOE_PREPARED_FILE:-}" ] || arena_fault "the referee gave no AOE_PREPARED_FILE"
@@ -17,6 +18,10 @@ case "${AOE_VERIFY_PHASE:-}" in
     ;;
   after_reboot)
     [ -n "${AOE_REBOOT_PROOF:-}" ] && [ -f "$AOE_REBOOT_PROOF" ] || arena_fault "the referee gave no reboot proof"
+    # The guest's own word (its boot id) is never enough: the hypervisor and the console must agree.
+    jq -e '(.reboot_proven_by | index("console-banner")) and
+           ((.reboot_proven_by | index("libvirt-event")) or (.reboot_proven_by | index("referee-reset")))' \
+      "$AOE_REBOOT_PROOF" >/dev/null || arena_fault "the referee's reboot proof lacks an outside witness: $(head -c 300 "$AOE_REBOOT_PROOF")"
     record="$(jq -r .record "$AOE_PREPARED_FILE")"
     value="$(jq -r .value "$AOE_PREPARED_FILE")"
     wait_for_health 60 " after the host reboot"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import time
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.domain.errors import AoeError
@@ -47,14 +46,12 @@ class LibvirtTerritory:
             raise TerritoryUnavailable(str(error)) from None
 
     async def reboot(self, timeout: float) -> RebootProof:
-        started = time.monotonic()
         try:
-            before, after = await self.vm.reboot(timeout)
+            return await self.vm.reboot(timeout)
         except GuestGone as error:
             raise TerritoryUnavailable(str(error)) from None
         except AoeError as error:
             raise RebootFailed(str(error)) from None
-        return RebootProof(before, after, time.monotonic() - started)
 
     async def suspend(self) -> None:
         await self.vm.suspend()

@@ -2,15 +2,19 @@
 
 It serves a real HTTP app on a loopback port, so the real verifier scripts run
 against it unchanged. What the "builder" got right or wrong is a `ScriptedPlan`:
-when the service comes up and where it keeps records (disk survives restart
-and reboot, tmpfs survives only a restart, memory survives neither). Acting on
-the guest (`systemctl restart`, reading the boot id) goes through a small
-control endpoint, reached by verifiers via the `AOE_GUEST_EXEC` shim.
+when the service comes up, where it keeps records (disk survives restart
+and reboot, tmpfs survives only a restart, memory survives neither) and how a
+cheat meddles with the restart. Acting on the guest (`/usr/bin/systemctl
+restart`, the unit probe of verify/unit-probe.sh) goes through a small control
+endpoint, reached by verifiers via the `AOE_GUEST_EXEC` shim. The unit's
+processes are modelled as (pid, start time) pairs so the verifier's checks of
+them run for real.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import stat
 import sys
 import threading
@@ -23,7 +27,13 @@ from typing import Callable, Literal
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
 
 Storage = Literal["disk", "tmpfs", "memory"]
+# honest: a restart replaces the unit's process; swallowed: a systemctl that answers 0 and does
+# nothing; kill-mode-none: a new main process starts while the old one (holding the records) lives on.
+RestartBehaviour = Literal["honest", "swallowed", "kill-mode-none"]
 LOOPBACK = "127.0.0.1"
+RESTART_COMMAND = "/usr/bin/systemctl restart builder-app.service"
+UNIT_PROBE_MARKER = "# aoe unit probe"
+_CGROUP = "/system.slice/builder-app.service"
 
 _EXEC_SHIM = """#!{python}
 # Stand-in for `ssh root@guest CMD` against a scripted territory.
@@ -41,6 +51,7 @@ class ScriptedPlan:
     ready_at_ms: int = 0
     storage: Storage = "disk"
     reboot_fails: bool = False
+    restart: RestartBehaviour = "honest"
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -59,10 +70,18 @@ class _GuestState:
         self.plan = plan
         self.lock = threading.Lock()
         self.stores: dict[Storage, dict[str, bytes]] = {"disk": {}, "tmpfs": {}, "memory": {}}
-        self.boot_id = uuid.uuid4().hex
+        self.boot_id = str(uuid.uuid4())
         self.suspended = False
         self.restarts = 0
         self.reboots = 0
+        self._next_pid = 400
+        self.processes: list[tuple[int, int]] = []  # the unit's cgroup: (pid, start time)
+        self.connections: set[socket.socket] = set()  # open client connections, owned by the service process
+        self._spawn()
+
+    def _spawn(self) -> None:
+        self._next_pid += 7
+        self.processes.append((self._next_pid, self._next_pid * 10))
 
     @property
     def records(self) -> dict[str, bytes]:
@@ -70,23 +89,53 @@ class _GuestState:
 
     def restart_service(self) -> None:
         with self.lock:
-            self.stores["memory"].clear()
             self.restarts += 1
+            if self.plan.restart == "swallowed":
+                return
+            if self.plan.restart == "honest":
+                self.stores["memory"].clear()
+                self.processes.clear()
+                self._drop_connections()
+            self._spawn()
+
+    def _drop_connections(self) -> None:
+        """What the kernel does to a dead process's sockets: the clients see the connection close."""
+        for connection in list(self.connections):
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def reboot(self) -> None:
         with self.lock:
             self.stores["memory"].clear()
             self.stores["tmpfs"].clear()
-            self.boot_id = uuid.uuid4().hex
+            self.boot_id = str(uuid.uuid4())
             self.reboots += 1
+            self.processes.clear()
+            self._drop_connections()
+            self._spawn()
+
+    def unit_probe(self, asked: list[str]) -> str:
+        """What verify/unit-probe.sh prints in a real guest, for this state."""
+        with self.lock:
+            alive = {f"{pid}:{start}" for pid, start in self.processes}
+            main = self.processes[-1][0]
+            kill_mode = "none" if self.plan.restart == "kill-mode-none" else "control-group"
+            drop_ins = "/etc/systemd/system/builder-app.service.d/keep.conf" if kill_mode == "none" else ""
+            return (f"MainPID={main}\nKillMode={kill_mode}\nDropInPaths={drop_ins}\nControlGroup={_CGROUP}\n"
+                    f"ActiveState=active\nSurvivors={' '.join(a for a in asked if a in alive)}\n"
+                    f"Procs={' '.join(f'{pid}:{start}' for pid, start in self.processes)}\n"
+                    f"MainPIDCgroup=0::{_CGROUP}\n")
 
     def execute(self, command: str) -> CommandResult:
         command = command.strip()
-        if command == "systemctl restart builder-app.service":
+        if command == RESTART_COMMAND:
             self.restart_service()
             return CommandResult(0, "", "")
-        if command == "cat /proc/sys/kernel/random/boot_id":
-            return CommandResult(0, self.boot_id + "\n", "")
+        first, _, rest = command.partition("\n")
+        if first.startswith("set --") and rest.startswith(UNIT_PROBE_MARKER):
+            return CommandResult(0, self.unit_probe(first.split()[2:]), "")
         return CommandResult(127, "", f"scripted guest: {command.split()[0] if command else '?'}: command not found")
 
 
@@ -94,6 +143,14 @@ def _app_handler(state: _GuestState, is_ready: Callable[[], bool]) -> type[BaseH
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
+
+        def setup(self) -> None:
+            super().setup()
+            state.connections.add(self.connection)
+
+        def finish(self) -> None:
+            state.connections.discard(self.connection)
+            super().finish()
 
         def _send(self, status: int, body: bytes = b"") -> None:
             self.send_response(status)
@@ -179,11 +236,14 @@ class ScriptedTerritory:
         return self.state.execute(command)
 
     async def reboot(self, timeout: float) -> RebootProof:
+        """Like the real one: asked of the "hypervisor" (this process), never of the guest's userland."""
         before = self.state.boot_id
         if self.plan.reboot_fails:
-            raise RebootFailed(f"guest did not come back within {timeout:g} s after reboot")
+            raise RebootFailed(f"the guest did not come back within {timeout:g} s of the acpi reboot "
+                               "(no fresh kernel boot on the serial console)")
         self.state.reboot()
-        return RebootProof(before, self.state.boot_id, 0.0)
+        return RebootProof("acpi", ("libvirt-event", "console-banner", "boot-id"), before, self.state.boot_id, 0.0,
+                           "[    0.000000] Linux version scripted")
 
     async def suspend(self) -> None:
         self.state.suspended = True

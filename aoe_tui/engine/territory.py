@@ -9,9 +9,9 @@ scripts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from aoe_tui.runtime.reboot import RebootProof
 from aoe_tui.runtime.ssh import CommandResult
 
 __all__ = ["CommandResult", "RebootFailed", "RebootProof", "TerritoryHost", "TerritoryUnavailable"]
@@ -23,17 +23,6 @@ class TerritoryUnavailable(Exception):
 
 class RebootFailed(Exception):
     """The guest was told to reboot but never proved it came back."""
-
-
-@dataclass(frozen=True)
-class RebootProof:
-    boot_id_before: str
-    boot_id_after: str
-    seconds: float
-
-    def to_json(self) -> dict:
-        return {"boot_id_before": self.boot_id_before, "boot_id_after": self.boot_id_after,
-                "reboot_seconds": round(self.seconds, 1)}
 
 
 class TerritoryHost(Protocol):
@@ -49,7 +38,11 @@ class TerritoryHost(Protocol):
         """Run a shell command in the guest as root; raises TerritoryUnavailable if unreachable."""
 
     async def reboot(self, timeout: float) -> RebootProof:
-        """Reboot the guest and wait until it is back; raises RebootFailed with a readable detail."""
+        """Reboot the guest from outside it and wait until it is back; raises RebootFailed with a readable detail.
+
+        The proof says how the reboot was caused (acpi | reset-fallback) and what proved it
+        (libvirt-event, referee-reset, console-banner, boot-id); it becomes milestone evidence.
+        """
 
     async def suspend(self) -> None: ...
 

@@ -183,8 +183,9 @@ class TerritoryVM:
             await self.hypervisor.reset(self.name)
         self.ssh.drop()
         if not await self._wait_until(console.saw_banner, deadline - time.monotonic()):
-            raise AoeError(f"territory {self.territory_id}: no fresh kernel boot on the serial console within "
-                           f"{timeout:g} s of the {caused} reboot; console tail: {self.console_tail(6, separator=' | ')}")
+            raise AoeError(f"territory {self.territory_id}: the guest did not come back within {timeout:g} s of the "
+                           f"{caused} reboot (no fresh kernel boot on the serial console); "
+                           f"console tail: {self.console_tail(6, separator=' | ')}")
         await self._connect_before(deadline, caused)
         after = await self._boot_id_or_none()
         proven = (("libvirt-event",) if self._rebooted_since(events_seen) else ()) \

@@ -67,3 +67,11 @@ def test_mmdebstrap_command_line(tmp_path: Path) -> None:
     for package in ("systemd-sysv", "openssh-server", "python3", "sqlite3", "linux-image-cloud-amd64", "isc-dhcp-client"):
         assert package in included
     assert command[-2:] == ["bookworm", str(tmp_path / "rootfs")]
+
+
+def test_the_acpi_power_button_reboots_the_guest(tmp_path: Path) -> None:
+    rootfs = _apply(tmp_path)
+    event = (rootfs / "etc/acpi/events/aoe-power-button").read_text()
+    assert "event=button/power" in event and "action=/usr/bin/systemctl --no-block reboot" in event
+    assert (rootfs / "etc/modules-load.d/aoe-acpi.conf").read_text().split() == ["button", "evdev"]
+    assert "acpid" in GuestRecipe().packages

@@ -108,11 +108,12 @@ async def test_pasteable_ssh_command_uses_the_pinned_host_key(vm: TerritoryVM) -
     assert done.stdout.strip() == "alpha"
 
 
-async def test_guest_reboot_changes_boot_id_and_keeps_disk_and_service(vm: TerritoryVM) -> None:
+async def test_acpi_reboot_is_proven_from_outside_and_keeps_disk_and_service(vm: TerritoryVM) -> None:
     started = time.monotonic()
-    old, new = await vm.reboot(timeout=240)
-    print(f"\n[timing] guest reboot to SSH with new boot id: {time.monotonic() - started:.1f} s")
-    assert old != new and len(new) == 36
+    proof = await vm.reboot(timeout=240)
+    print(f"\n[timing] ACPI reboot to SSH: {time.monotonic() - started:.1f} s ({proof.to_json()})")
+    assert proof.caused_by == "acpi" and proof.proven_by == ("libvirt-event", "console-banner", "boot-id")
+    assert proof.boot_id_changed and len(proof.boot_id_after) == 36
     assert (await vm.run(f"cat {MARKER}", 15)).stdout == "survives\n"
     assert await _health(vm, 60) == "ready"  # the enabled slot came back on its own
 

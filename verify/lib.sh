@@ -88,7 +88,9 @@ guest() {
   if [ -n "${AOE_GUEST_EXEC:-}" ]; then
     "$AOE_GUEST_EXEC" "$@"
   else
-    ssh -q -i "$AOE_SSH_KEY" -o UserKnownHostsFile="$AOE_KNOWN_HOSTS" -o StrictHostKeyChecking=yes \
+    # Only the territory's own key: no user config, no agent, no forwarding.
+    ssh -q -F /dev/null -o IdentitiesOnly=yes -o IdentityAgent=none -o ForwardAgent=no \
+      -i "$AOE_SSH_KEY" -o UserKnownHostsFile="$AOE_KNOWN_HOSTS" -o StrictHostKeyChecking=yes \
       -o BatchMode=yes -o ConnectTimeout=10 -p "$AOE_SSH_PORT" "${AOE_SSH_USER:-root}@$AOE_HOST" "$*"
   fi
 }

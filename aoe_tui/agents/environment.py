@@ -14,11 +14,13 @@ from typing import Iterable, Mapping
 BASIC_NAMES = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ")
 
 
-def basic_env(host: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """PATH, the locale (LANG, LC_*) and the terminal type, when the host sets them."""
+def basic_env(host: Mapping[str, str] | None = None) -> dict[str, str]:
+    """PATH, the locale (LANG, LC_*) and the terminal type, when the host (default: ours) sets them."""
+    host = os.environ if host is None else host
     return {name: value for name, value in host.items() if name in BASIC_NAMES or name.startswith("LC_")}
 
 
-def listed_env(names: Iterable[str], host: Mapping[str, str] = os.environ) -> dict[str, str]:
+def listed_env(names: Iterable[str], host: Mapping[str, str] | None = None) -> dict[str, str]:
     """The named host variables that are set (a manifest's `env`); unset names are left out."""
+    host = os.environ if host is None else host
     return {name: host[name] for name in names if name in host}

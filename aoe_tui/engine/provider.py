@@ -93,6 +93,7 @@ class ProcessLauncher:
 
 def adapter_env(agent: AgentSpec, adapter: Adapter, protocol: dict[str, str]) -> dict[str, str]:
     """Basics (PATH, locale), the manifest's `env` names, the harness's own settings, the protocol; nothing else."""
-    settings = {name: value for name, value in os.environ.items()
+    host = os.environ
+    settings = {name: value for name, value in host.items()
                 if adapter.name in HARNESSES and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)}
-    return {**basic_env(), **listed_env(agent.env), **settings, "HOME": SANDBOX_HOME, **protocol}
+    return {**basic_env(host), **listed_env(agent.env, host), **settings, "HOME": SANDBOX_HOME, **protocol}

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from aoe_tui.agents.environment import basic_env
+
 FAILED_CHECK_EXIT = 1
 _DETAIL_LIMIT = 400
 
@@ -43,7 +45,7 @@ def last_line(text: str) -> str | None:
 async def run_verifier(script: Path, env: dict[str, str], timeout: float, evidence_file: Path) -> VerifierOutcome:
     evidence_file.parent.mkdir(parents=True, exist_ok=True)
     evidence_file.unlink(missing_ok=True)
-    full_env = {**os.environ, **env, "AOE_EVIDENCE_FILE": str(evidence_file)}
+    full_env = {**basic_env(), **env, "AOE_EVIDENCE_FILE": str(evidence_file)}  # never the operator's secrets
     try:
         process = await asyncio.create_subprocess_exec(
             str(script), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

@@ -1,6 +1,7 @@
 """Runs one scripted builder plan as a protocol-speaking adapter process.
 
-Every step is a real `ssh` command into the territory; each becomes a tool
+Every step is a real `ssh` command into the territory (or, for a step marked
+`on_host`, a bash command on the host, run as the adapter itself); each becomes a tool
 call in the live trace (`tool_trace.jsonl`), usage is checkpointed after each
 call, and the transcript and `result.json` are handed in at the end. SIGTERM
 (the referee's "match is over") hands in what exists with status
@@ -44,20 +45,23 @@ class Builder:
 
     def ssh_command(self, command: str) -> list[str]:
         e = self.env
-        return ["ssh", "-q", "-i", e[p.ENV_SSH_KEY], "-o", f"UserKnownHostsFile={e[p.ENV_KNOWN_HOSTS]}",
+        return ["ssh", "-q", "-F", "/dev/null", "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
+                "-i", e[p.ENV_SSH_KEY], "-o", f"UserKnownHostsFile={e[p.ENV_KNOWN_HOSTS]}",
                 "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15",
                 "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2", "-p", e[p.ENV_SSH_PORT],
                 f"{e.get(p.ENV_SSH_USER, 'root')}@{e[p.ENV_TERRITORY_HOST]}", command]
 
     def run_step(self, step: Step) -> int:
         started_after = self.elapsed_ms()
-        self.current = subprocess.Popen(self.ssh_command(step.command), stdin=subprocess.DEVNULL,
+        argv = ["bash", "-c", step.command] if step.on_host else self.ssh_command(step.command)
+        self.current = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=self.env,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output, _ = self.current.communicate()
         code = self.current.returncode
         self.current = None
         entry = {"id": f"call-{len(self.trace) + 1:03d}", "name": "Bash",
-                 "input": {"command": step.command, "description": step.description},
+                 "input": {"command": step.command, "description": step.description,
+                           **({"where": "host"} if step.on_host else {})},
                  "output": output.decode(errors="replace")[-_OUTPUT_LIMIT:] + ("" if code == 0 else f"\n[exit {code}]"),
                  "is_error": code != 0, "started_after_ms": started_after,
                  "duration_ms": self.elapsed_ms() - started_after}

@@ -26,6 +26,7 @@ class Step:
     command: str
     description: str
     think_seconds: float
+    on_host: bool = False  # run with bash on the referee's host (as the adapter), not over SSH in the guest
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,6 @@ PLANS = {
         (_restart_check(1.0),),
     ),
 }
+
+from aoe_tui.agents.scripted.cheat_reach import REACH_CHEATS  # noqa: E402  (adapter confinement, issue 10)
+PLANS.update(REACH_CHEATS)

@@ -4,7 +4,9 @@ Guests reboot under us (that is half the game), so the connection is re-made
 on demand, and a dead guest is told apart from a slow one by asking the
 hypervisor instead of waiting out a timeout. Remote commands run in their own
 session so a timeout can kill the whole process tree in the guest, not just
-close our channel and leave an agent's runaway loop behind.
+close our channel and leave an agent's runaway loop behind. Their output is
+streamed into bounded head+tail buffers and the command is killed once it has
+sent `output_cap_bytes`: a guest's `yes` must not grow the referee.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Awaitable, Callable, NamedTuple
 import asyncssh
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.head_tail import DEFAULT_KEEP, HeadTail
 from aoe_tui.runtime.keys import MatchKeys
 
 Liveness = Callable[[], Awaitable[bool]]
@@ -26,12 +29,20 @@ RUN_DIR = "/run/aoe-run"
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 _ATTEMPT_TIMEOUT_S = 8.0
 _RETRY_PAUSE_S = 1.0
+# Past this much output (stdout + stderr) a command is killed: nobody reads 8 MiB of a tool's output.
+OUTPUT_CAP_BYTES = 8 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
 
 
 class CommandResult(NamedTuple):
+    """A finished command. `truncated`: the middle of an output was dropped (head and tail kept);
+    `capped`: the command was killed for sending more than the output cap (exit_status is then -1)."""
+
     exit_status: int
     stdout: str
     stderr: str
+    truncated: bool = False
+    capped: bool = False
 
 
 class SSHUnavailable(AoeError):
@@ -63,14 +74,18 @@ def wrap_in_session(command: str, token: str) -> str:
 
 
 def kill_session_command(token: str) -> str:
+    """Kill the saved group. `-s KILL --`: dash (Debian's sh) rejects `kill -KILL -- -PGID`."""
     pid_file = f"{RUN_DIR}/{token}"
-    return f"test -s {pid_file} && kill -KILL -- -$(cat {pid_file}); rm -f {pid_file}"
+    return f"test -s {pid_file} && kill -s KILL -- -$(cat {pid_file}); rm -f {pid_file}"
 
 
 class GuestSSH:
     def __init__(self, label: str, host: str, port: int, keys: MatchKeys, is_alive: Liveness | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S, output_keep: int = DEFAULT_KEEP,
+                 output_cap_bytes: int = OUTPUT_CAP_BYTES) -> None:
         self.label = label
+        self.output_keep = output_keep
+        self.output_cap_bytes = output_cap_bytes
         self.host = host
         self.port = port
         self.keys = keys
@@ -128,23 +143,61 @@ class GuestSSH:
             raise GuestGone(f"{self.label}: the guest is gone (its VM is not running); SSH to {self.host}:{self.port} is impossible")
 
     async def run(self, command: str, timeout: float, input: bytes | str | None = None) -> CommandResult:
-        """Run a shell command as root; on timeout kill its whole process tree and raise RemoteTimeout."""
+        """Run a shell command as root; on timeout kill its whole process tree and raise RemoteTimeout.
+
+        Output is kept as head+tail (`output_keep` bytes per stream); past `output_cap_bytes` in all the
+        command is killed and the result is marked `capped`.
+        """
         connection = await self.connect()
         token = uuid.uuid4().hex
         data = input.encode() if isinstance(input, str) else input
+        stdout, stderr = HeadTail(self.output_keep), HeadTail(self.output_keep)
         try:
-            result = await connection.run(wrap_in_session(command, token), input=data, encoding=None,
-                                          check=False, timeout=timeout)
-        except asyncssh.TimeoutError as error:
+            process = await connection.create_process(wrap_in_session(command, token), encoding=None)
+            try:
+                status = await asyncio.wait_for(self._stream(process, data, stdout, stderr), timeout)
+            finally:
+                process.close()
+        except asyncio.TimeoutError:
             await self._kill_session(connection, token)
             raise RemoteTimeout(f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
-                                _text(error.stdout), _text(error.stderr)) from None
+                                stdout.text(), stderr.text()) from None
+        except _CapReached:
+            await self._kill_session(connection, token)
+            return CommandResult(-1, stdout.text(), stderr.text(), truncated=True, capped=True)
         except (OSError, asyncssh.Error) as error:
             self.drop()
             await self._fail_if_gone()
             raise AoeError(f"{self.label}: SSH connection lost while running `{_short(command)}`: {_describe(error)}") from None
-        status = result.returncode if result.returncode is not None else -1
-        return CommandResult(status, _text(result.stdout), _text(result.stderr))
+        return CommandResult(status, stdout.text(), stderr.text(), stdout.truncated or stderr.truncated)
+
+    async def _stream(self, process: asyncssh.SSHClientProcess, data: bytes | None, stdout: HeadTail,
+                      stderr: HeadTail) -> int:
+        """Feed stdin, pump both outputs into their buffers until EOF; the exit status (-1: none)."""
+        async def feed() -> None:
+            try:
+                if data:
+                    process.stdin.write(data)
+                    await process.stdin.drain()
+                process.stdin.write_eof()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the command ended without reading all its input; its status tells what happened
+
+        async def pump(reader: asyncssh.SSHReader, buffer: HeadTail) -> None:
+            while chunk := await reader.read(_READ_CHUNK):
+                buffer.add(chunk)
+                if stdout.total + stderr.total > self.output_cap_bytes:
+                    raise _CapReached()
+
+        tasks = [asyncio.ensure_future(job) for job in (feed(), pump(process.stdout, stdout), pump(process.stderr, stderr))]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await process.wait_closed()
+        return process.returncode if process.returncode is not None else -1
 
     async def _kill_session(self, connection: asyncssh.SSHClientConnection, token: str) -> None:
         try:
@@ -185,10 +238,8 @@ class GuestSSH:
                 connection.abort()
 
 
-def _text(value: bytes | str | None) -> str:
-    if value is None:
-        return ""
-    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
+class _CapReached(Exception):
+    """The command sent more output than the cap allows."""
 
 
 def _short(command: str, limit: int = 60) -> str:

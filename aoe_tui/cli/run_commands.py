@@ -2,22 +2,26 @@
 
 In the app the referee engine runs inside the TUI: preparation, the live
 match screen, steering. Headless prints one line per meaningful event. Both
-leave a complete match directory that `aoe replay` opens; Ctrl-C headless (or
-quitting the app mid-match) records `aborted` and destroys every VM.
+leave a complete match directory that `aoe replay` opens; Ctrl-C, SIGTERM or
+SIGHUP (or quitting the app mid-match) records `aborted` naming the cause and
+destroys every VM; headless then exits 128 + the signal number.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.world import World
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.ports import DEFAULT_BASE_PORT
 from aoe_tui.store.manifest_file import load_manifest
@@ -65,10 +69,32 @@ def run(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     runner.subscribe(show)
-    world = asyncio.run(runner.run())
+    world, signum = asyncio.run(run_until_signalled(runner))
     output = runner.match_dir.root
-    print(f"match directory: {output}  (winner: {world.winner or 'none'}; open it with `aoe replay {output}`)")
-    return 0
+    if signum is not None:
+        print(f"aoe: match aborted: {runner.stop_reason}; every guest destroyed; record: {output}", file=sys.stderr)
+        return exit_status(signum)
+    print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
+          f"open it with `aoe replay {output}`)")
+    return 0 if world.match_state == "finished" else 1
+
+
+async def run_until_signalled(runner: MatchRunner) -> tuple[World, int | None]:
+    """The match, stopped cleanly by SIGINT/SIGTERM/SIGHUP; returns its world and the signal, if one came."""
+    received: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        if runner.request_stop(stop_reason(signum)):
+            received.append(signum)
+
+    with stop_on_signals(on_signal):
+        try:
+            return await runner.run(), None
+        except asyncio.CancelledError:
+            if not received:
+                raise
+            asyncio.current_task().uncancel()
+            return runner.world, received[0]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -47,6 +47,8 @@ class MatchRunner:
         self._pending_subscribers: list[Subscriber] = []
         self.recorder: MatchRecorder | None = None
         self.referee: Referee | None = None
+        self.stop_reason: str | None = None  # why the match was stopped from outside, once it was
+        self._task: asyncio.Task | None = None
 
     # -- observation -------------------------------------------------------------------------------
 
@@ -68,7 +70,19 @@ class MatchRunner:
 
     # -- the match ---------------------------------------------------------------------------------
 
+    def request_stop(self, reason: str) -> bool:
+        """Stop the match from outside (a signal, the app crashing): `aborted` with `reason`, then teardown.
+
+        Only the first request counts; a second cancel would cut the teardown short. Returns whether
+        this request was the one taken."""
+        if self.stop_reason is not None or self._task is None or self._task.done():
+            return False
+        self.stop_reason = reason
+        self._task.cancel()
+        return True
+
     async def run(self) -> World:
+        self._task = asyncio.current_task()
         self.match_dir.prepare(self.manifest, provenance(self.manifest, self.manifest_path))
         self.recorder = MatchRecorder(self.clock, self.match_dir.events)
         for subscriber in self._pending_subscribers:
@@ -76,7 +90,8 @@ class MatchRunner:
         try:
             await self._play()
         except BaseException as error:  # Ctrl-C arrives as CancelledError; the log must still end
-            await self._abort(INTERRUPTED_REASON if isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
+            stopped = isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
+            await self._abort((self.stop_reason or INTERRUPTED_REASON) if stopped
                               else f"{type(error).__name__}: {error}")
             raise
         finally:

@@ -16,7 +16,7 @@ from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
-from tests.engine.helpers import ARENA, RACE, arena_data, write_arena
+from tests.engine.helpers import ARENA, NEVER_READY, RACE, TERRITORIES, arena_data, write_arena
 
 PROVENANCE_KEYS = ["schema_version", "controller_version", "source_revision", "arena_id", "arena_mode",
                    "manifest_sha256", "player_brief_sha256", "verifier_sha256", "adapter_sha256", "compatibility_key"]
@@ -86,7 +86,7 @@ async def test_a_directory_holding_a_match_is_refused(tmp_path):
 
 async def test_cancelling_the_run_ends_the_log_in_aborted_and_tears_down(tmp_path):
     output = tmp_path / "match"
-    provider = ScriptedProvider({})  # nobody ever gets ready: the match would run for 10 minutes
+    provider = ScriptedProvider({t: NEVER_READY for t in TERRITORIES})  # the match would run for 10 minutes
     race = MatchRunner(ARENA, output, provider, ScriptedLauncher({}), drain_seconds=1)
     task = asyncio.ensure_future(race.run())
     updates = race.queue()

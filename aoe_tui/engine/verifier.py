@@ -5,7 +5,10 @@ referee checks. Their exit status is a contract: 0 and an evidence JSON is a
 pass, 1 is a failed check (the player's fault, explained on stderr), anything
 else means the verifier itself broke (an arena fault, never blamed on the
 player). Each runs in its own process group so a timeout kills curl, ssh and
-whatever else it started.
+whatever else it started. Its output is read as it comes into bounded
+head+tail buffers, and a verifier that prints more than `PIPE_CAP_BYTES`
+(say, echoing a flooding guest) is killed: the check failed, the referee did
+not grow.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aoe_tui.agents.environment import basic_env
+from aoe_tui.domain.head_tail import HeadTail
 
 FAILED_CHECK_EXIT = 1
+PIPE_CAP_BYTES = 1024 * 1024
+EVIDENCE_CAP_BYTES = 64 * 1024
 _DETAIL_LIMIT = 400
+_READ_CHUNK = 64 * 1024
 
 Verdict = Literal["passed", "failed", "timeout", "broken"]
 
@@ -52,8 +59,14 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
             stderr=asyncio.subprocess.PIPE, env=full_env, start_new_session=True)
     except OSError as error:
         return VerifierOutcome("broken", detail=f"cannot execute verifier {script.name}: {error.strerror}")
+    stdout, stderr = HeadTail(), HeadTail()
     try:
-        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        await asyncio.wait_for(_drain(process, stdout, stderr), timeout)
+    except _CapReached:
+        _kill_group(process.pid)
+        await process.wait()
+        return VerifierOutcome("failed", detail=f"{script.name} printed more than {PIPE_CAP_BYTES // 1024} KiB and was "
+                                                f"killed (a flood from the guest?): {last_line(stderr.text()) or ''}")
     except asyncio.TimeoutError:
         _kill_group(process.pid)
         await process.wait()
@@ -63,15 +76,41 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
         raise
     finally:
         _kill_group(process.pid)  # nothing it started may outlive it
-    return _judge(script, process.returncode, stdout.decode(errors="replace"), stderr.decode(errors="replace"),
-                  evidence_file)
+    return _judge(script, process.returncode, stdout.text(), stderr.text(), evidence_file)
+
+
+async def _drain(process: asyncio.subprocess.Process, stdout: HeadTail, stderr: HeadTail) -> None:
+    """Read both pipes to EOF into their buffers and wait for the exit; raise _CapReached past the cap."""
+    async def pump(reader: asyncio.StreamReader, buffer: HeadTail) -> None:
+        while chunk := await reader.read(_READ_CHUNK):
+            buffer.add(chunk)
+            if stdout.total + stderr.total > PIPE_CAP_BYTES:
+                raise _CapReached()
+
+    pumps = [asyncio.ensure_future(pump(process.stdout, stdout)), asyncio.ensure_future(pump(process.stderr, stderr))]
+    try:
+        await asyncio.gather(*pumps)
+    finally:
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+    await process.wait()
+
+
+class _CapReached(Exception):
+    """The verifier printed more than PIPE_CAP_BYTES."""
 
 
 def _judge(script: Path, code: int | None, stdout: str, stderr: str, evidence_file: Path) -> VerifierOutcome:
     detail = last_line(stderr) or last_line(stdout)
     if code == 0:
         try:
-            return VerifierOutcome("passed", evidence=json.loads(evidence_file.read_text()))
+            with open(evidence_file, "rb") as handle:
+                raw = handle.read(EVIDENCE_CAP_BYTES + 1)
+            if len(raw) > EVIDENCE_CAP_BYTES:
+                return VerifierOutcome("broken", detail=f"{script.name} wrote more than {EVIDENCE_CAP_BYTES // 1024} KiB "
+                                                        "of evidence")
+            return VerifierOutcome("passed", evidence=json.loads(raw))
         except (OSError, ValueError):
             return VerifierOutcome("broken", detail=f"{script.name} exited 0 but wrote no evidence JSON")
     if code == FAILED_CHECK_EXIT:

@@ -61,3 +61,42 @@ async def test_the_environment_reaches_the_script(tmp_path):
     check = script(tmp_path, 'echo "{\\"port\\": \\"$AOE_SERVICE_PORT\\"}" > "$AOE_EVIDENCE_FILE"\n')
     outcome = await run_verifier(check, {"AOE_SERVICE_PORT": "26001"}, 5, tmp_path / "evidence.json")
     assert outcome.evidence == {"port": "26001"}
+
+
+def _rss_bytes() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+async def test_a_flooding_verifier_is_killed_at_the_cap_and_the_referee_stays_small(tmp_path):
+    pid_file = tmp_path / "yes.pid"
+    check = script(tmp_path, f'yes flood >&2 &\necho $! > {pid_file}\nyes out | head -c 50G\n')
+    before = _rss_bytes()
+    started = time.monotonic()
+    outcome = await run_verifier(check, {}, 60, tmp_path / "evidence.json")
+    growth = _rss_bytes() - before
+    assert outcome.verdict == "failed" and "printed more than 1024 KiB and was killed" in outcome.detail
+    assert len(outcome.detail) < 600
+    assert growth < 8 * 1024 * 1024, f"referee grew by {growth / 2**20:.1f} MiB"
+    assert time.monotonic() - started < 10
+    flooder = int(pid_file.read_text())
+    for _ in range(50):
+        if not os.path.exists(f"/proc/{flooder}") or open(f"/proc/{flooder}/stat").read().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the verifier's background flood outlived it")
+
+
+async def test_long_output_below_the_cap_keeps_its_last_line(tmp_path):
+    check = script(tmp_path, 'head -c 600000 /dev/zero | tr "\\0" x >&2; echo >&2; echo "the real reason" >&2; exit 1\n')
+    outcome = await run_verifier(check, {}, 10, tmp_path / "evidence.json")
+    assert outcome.verdict == "failed" and outcome.detail == "the real reason"
+
+
+async def test_oversized_evidence_is_a_broken_verifier(tmp_path):
+    check = script(tmp_path, 'head -c 100000 /dev/zero | tr "\\0" 1 > "$AOE_EVIDENCE_FILE"\n')
+    outcome = await run_verifier(check, {}, 10, tmp_path / "evidence.json")
+    assert outcome.verdict == "broken" and "more than 64 KiB of evidence" in outcome.detail

@@ -12,7 +12,8 @@ from typing import Any
 
 from aoe_tui import __version__
 from aoe_tui.analysis.effects import Effect
-from aoe_tui.analysis.tool_calls import command_text, description, is_observable, tool_effect
+from aoe_tui.analysis.tampering import tampering_of
+from aoe_tui.analysis.tool_calls import command_text, description, is_observable, shell_script, tool_effect
 from aoe_tui.domain.analysis import (
     ActionKind,
     Analysis,
@@ -53,6 +54,7 @@ def analyze(transcript: Transcript, agent: str | None, territory: str | None) ->
                 command=_cut(command_text(entry), COMMAND_CHARS),
                 success=success,
                 output_excerpt=output_excerpt(entry.output),
+                tampering=tampering_of(shell_script(entry), effect),
             )
         )
     return Analysis(

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from aoe_tui.analysis.tampering import tampering_summary
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.app import presentation as show
 from aoe_tui.app.session import MatchSession
@@ -69,6 +70,8 @@ class ReportScreen(Screen[None]):
             first_change = (format_clock(self.session.start_ms.get(agent_id, 0) + metrics.first_mutation_after_ms)
                             if metrics.first_mutation_after_ms is not None else "—")
             architecture = ", ".join(analysis.architecture.technologies + analysis.architecture.service_units)
+            if tampering := tampering_summary(analysis):
+                architecture = f"{architecture or '—'} · tampering: {tampering}"
             rows.append((agent_id, show.or_unavailable(info.model if info else analysis.model), first_change,
                          metrics.discoveries, metrics.mutations, metrics.lifecycle_actions, metrics.validations,
                          metrics.tool_errors, architecture or "—"))

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from aoe_tui.analysis.match_analyses import match_analyses
+from aoe_tui.analysis.tampering import tampering_summary
 from aoe_tui.domain.analysis import Analysis
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.store.saved_match import load_match
@@ -31,6 +32,7 @@ def analysis_lines(agent: str, analysis: Analysis, source: str) -> list[str]:
         f"  technologies:     {', '.join(architecture.technologies) or '—'}",
         f"  service units:    {', '.join(architecture.service_units) or '—'}",
         f"  persistent paths: {', '.join(architecture.persistent_paths) or '—'}",
+        f"  tampering:        {tampering_summary(analysis) or '—'}",
         f"  {len(analysis.actions)} observed tool calls:",
     ]
     for action in analysis.actions:
@@ -39,7 +41,8 @@ def analysis_lines(agent: str, analysis: Analysis, source: str) -> list[str]:
         if len(what) > COMMAND_PREVIEW_CHARS:
             what = what[:COMMAND_PREVIEW_CHARS] + "…"
         label = f"{action.description} — " if action.description else ""
-        lines.append(f"    {format_clock(action.started_after_ms):>5}  {action.kind.value:<10}  {mark}  {label}{what}")
+        flags = f"  [tampering: {', '.join(action.tampering)}]" if action.tampering else ""
+        lines.append(f"    {format_clock(action.started_after_ms):>5}  {action.kind.value:<10}  {mark}  {label}{what}{flags}")
     return lines
 
 

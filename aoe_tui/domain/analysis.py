@@ -56,6 +56,8 @@ class AnalysisAction(_Lenient):
     command: str | None = None
     success: bool | None = None
     output_excerpt: str | None = None
+    # Moves against what the referee relies on (aoe_tui.analysis.tampering): a reason to look, not a verdict.
+    tampering: list[str] = Field(default_factory=list)
 
 
 class Analysis(_Lenient):

@@ -93,5 +93,7 @@ PLANS = {
     ),
 }
 
+from aoe_tui.agents.scripted.cheat_durability import CHEATS  # noqa: E402  (adversarial builders, issue 10)
+PLANS.update(CHEATS)
 from aoe_tui.agents.scripted.cheat_reach import REACH_CHEATS  # noqa: E402  (adapter confinement, issue 10)
 PLANS.update(REACH_CHEATS)

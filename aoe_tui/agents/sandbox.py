@@ -97,7 +97,7 @@ class PreparedSandbox:
         hidden = {**_ALWAYS_HIDDEN, **{Path(h): "0755" for h in s.hidden}}
         for directory in sorted(hidden, key=lambda p: len(p.parts)):
             args += ["--perms", hidden[directory], "--tmpfs", str(directory)]
-            for readable in s.readable:
+            for readable in _outermost(s.readable):
                 if readable.is_relative_to(directory) and readable != directory and readable.exists():
                     args += [*_dirs_between(directory, readable), "--ro-bind", str(readable), str(readable)]
         holders = [h for h in hidden if s.writable.is_relative_to(h)]
@@ -134,6 +134,11 @@ def python_install() -> tuple[Path, ...]:
     """What a built-in adapter (`python -m aoe_tui...`) needs to read: the interpreter, its venv, the package."""
     package_root = Path(__file__).resolve().parents[2]
     return tuple(dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix, package_root)))
+
+
+def _outermost(paths: tuple[Path, ...]) -> list[Path]:
+    """Drop paths that lie inside another one of them (binding the outer one exposes them already)."""
+    return [p for p in dict.fromkeys(paths) if not any(p != q and p.is_relative_to(q) for q in paths)]
 
 
 def _dirs_between(top: Path, target: Path) -> list[str]:

@@ -55,6 +55,8 @@ def info(args: argparse.Namespace) -> int:
         _print_json(info_json(match))
     else:
         print("\n".join(match_summary_lines(match)))
+        for name, reason in match.skipped_files():
+            print(f"skipped    {name}: {reason}")
     return 0
 
 
@@ -64,6 +66,7 @@ def info_json(match: SavedMatch) -> dict:
         "name": match.name, "shape": match.shape, "arena": match.arena_name,
         "territories": list(world.territories), "winner": world.winner, "match_state": world.match_state,
         "duration_ms": world.elapsed_ms, "events": len(match.events), "has_timeline": match.has_timeline,
+        "skipped": [{"file": name, "reason": reason} for name, reason in match.skipped_files()],
     }
 
 

@@ -4,6 +4,12 @@ Whatever a user points at — a match directory we wrote, a published artifact
 folder, a single-file `*.match.json`, a world-only file, or an `events.jsonl`
 — comes back as one `SavedMatch`, so the app and the CLI never branch on
 where a match came from.
+
+Only the record itself is essential: the event log, the world, or the
+single-file artifact. Every other file of a match folder (manifest,
+provenance, transcripts, results, analyses, tool traces) only adds detail, so
+one that cannot be read or parsed is skipped and named in `skipped` with the
+reason — a damaged transcript must not hide a whole match.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
@@ -27,6 +33,14 @@ from aoe_tui.store.event_log import parse_event_objects, read_event_log
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
 SINGLE_FILE_TYPE = "agents-of-empires.match"
+T = TypeVar("T")
+
+
+class SkippedFile(NamedTuple):
+    """An optional file of a match that could not be read, and why (the loader's one-line error)."""
+
+    path: Path
+    reason: str
 
 
 @dataclass
@@ -57,6 +71,7 @@ class SavedMatch:
     provenance: dict[str, Any] | None = None
     visualization: Visualization | None = None
     directory: Path | None = None
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     @property
     def has_timeline(self) -> bool:
@@ -69,6 +84,11 @@ class SavedMatch:
         if self.provenance and self.provenance.get("arena_id"):
             return str(self.provenance["arena_id"])
         return "unknown arena"
+
+    def skipped_files(self) -> list[tuple[str, str]]:
+        """(file, reason) for each skipped file, the file named inside the match folder."""
+        return [(str(s.path.relative_to(self.source)) if s.path.is_relative_to(self.source) else str(s.path), s.reason)
+                for s in self.skipped]
 
     def tool_trace(self, agent_id: str) -> list[ToolTraceEntry]:
         """The agent's observable tool calls: the final transcript, else the live trace."""
@@ -95,6 +115,13 @@ def _read_json(path: Path, what: str) -> Any:
         raise AoeError(f"{path} line {error.lineno}: bad JSON in {what} ({error.msg})") from None
 
 
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    data = _read_json(path, what)
+    if not isinstance(data, dict):
+        raise AoeError(f"{path}: expected a JSON object, found {type(data).__name__}, in {what}")
+    return data
+
+
 def _model(model_type: type, data: Any, where: str):
     try:
         return model_type.model_validate(data)
@@ -104,7 +131,10 @@ def _model(model_type: type, data: Any, where: str):
 
 
 def _read_tool_trace(path: Path) -> list[ToolTraceEntry]:
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as error:
+        raise AoeError(f"{path}: cannot read a tool trace ({error.strerror})") from None
     entries = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -180,15 +210,17 @@ def _load_directory(directory: Path) -> SavedMatch:
         raise AoeError(f"{directory}: no match here (neither events.jsonl nor world.json)")
     events = read_event_log(events_path) if events_path.exists() else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
-    manifest = (_model(Manifest, _read_json(directory / "arena.json", "a manifest"), str(directory / "arena.json"))
-                if (directory / "arena.json").exists() else None)
-    provenance = _read_json(directory / "match.json", "provenance") if (directory / "match.json").exists() else None
+    skipped: list[SkippedFile] = []
+    arena_path, provenance_path = directory / "arena.json", directory / "match.json"
+    manifest = _optional(skipped, arena_path, lambda: _model(Manifest, _read_json(arena_path, "a manifest"),
+                                                             str(arena_path)))
+    provenance = _optional(skipped, provenance_path, lambda: _read_object(provenance_path, "provenance"))
     world = reduce(events) if events else (recorded or World())
     nested = (directory / "agents").is_dir()
     match = SavedMatch(
         source=directory, shape="directory" if nested else "published", name=directory.name, manifest=manifest,
         events=events, world=world, recorded_world=recorded, agents=_agents_from(manifest, world),
-        provenance=provenance, visualization=_visual(manifest), directory=directory,
+        provenance=provenance, visualization=_visual(manifest), directory=directory, skipped=skipped,
     )
     if not events and recorded is not None:
         match.shape = "world-only"
@@ -204,14 +236,32 @@ def _agent_files(directory: Path, agent_id: str, nested: bool) -> dict[str, Path
     return {name: directory / f"{agent_id}-{name}" for name in names}
 
 
+def _optional(skipped: list[SkippedFile], path: Path, read: Callable[[], T]) -> T | None:
+    """`read()` of an optional file: None when it is absent, and None plus a `skipped` entry when it is damaged."""
+    if not path.exists():
+        return None
+    try:
+        return read()
+    except AoeError as error:
+        skipped.append(SkippedFile(path, str(error).removeprefix(f"{path}").lstrip(": ") or str(error)))
+        return None
+
+
 def _load_agent_files(match: SavedMatch, agent_id: str, files: dict[str, Path]) -> None:
+    def load(name: str, read: Callable[[Path], T]) -> T | None:
+        return _optional(match.skipped, files[name], lambda: read(files[name]))
+
     for name in ("transcript.json", "transcript.live.json"):
-        if files[name].exists() and agent_id not in match.transcripts:
-            match.transcripts[agent_id] = _model(Transcript, _read_json(files[name], "a transcript"), str(files[name]))
-    if files["result.json"].exists():
-        match.results[agent_id] = _read_json(files["result.json"], "an agent result")
-    if files["analysis.json"].exists():
-        match.analyses[agent_id] = _model(Analysis, _read_json(files["analysis.json"], "an analysis"),
-                                          str(files["analysis.json"]))
-    if files["tool_trace.jsonl"].exists():
-        match.live_tool_traces[agent_id] = _read_tool_trace(files["tool_trace.jsonl"])
+        if agent_id not in match.transcripts:
+            transcript = load(name, lambda path: _model(Transcript, _read_json(path, "a transcript"), str(path)))
+            if transcript is not None:
+                match.transcripts[agent_id] = transcript
+    result = load("result.json", lambda path: _read_object(path, "an agent result"))
+    if result is not None:
+        match.results[agent_id] = result
+    analysis = load("analysis.json", lambda path: _model(Analysis, _read_json(path, "an analysis"), str(path)))
+    if analysis is not None:
+        match.analyses[agent_id] = analysis
+    trace = load("tool_trace.jsonl", _read_tool_trace)
+    if trace is not None:
+        match.live_tool_traces[agent_id] = trace

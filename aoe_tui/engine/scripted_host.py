@@ -4,8 +4,8 @@ It serves a real HTTP app on a loopback port, so the real verifier scripts run
 against it unchanged. What the "builder" got right or wrong is a `ScriptedPlan`:
 when the service comes up, where it keeps records (disk survives restart
 and reboot, tmpfs survives only a restart, memory survives neither) and how a
-cheat meddles with the restart. Acting on the guest (`/usr/bin/systemctl
-restart`, the unit probe of verify/unit-probe.sh) goes through a small control
+cheat meddles with the restart. Acting on the guest (verify/unit-restart.sh: inspect the
+unit, restart it, inspect it again) goes through a small control
 endpoint, reached by verifiers via the `AOE_GUEST_EXEC` shim. The unit's
 processes are modelled as (pid, start time) pairs so the verifier's checks of
 them run for real.
@@ -31,8 +31,7 @@ Storage = Literal["disk", "tmpfs", "memory"]
 # nothing; kill-mode-none: a new main process starts while the old one (holding the records) lives on.
 RestartBehaviour = Literal["honest", "swallowed", "kill-mode-none"]
 LOOPBACK = "127.0.0.1"
-RESTART_COMMAND = "/usr/bin/systemctl restart builder-app.service"
-UNIT_PROBE_MARKER = "# aoe unit probe"
+UNIT_RESTART_MARKER = "# aoe unit restart"  # the first line of verify/unit-restart.sh
 _CGROUP = "/system.slice/builder-app.service"
 
 _EXEC_SHIM = """#!{python}
@@ -116,8 +115,14 @@ class _GuestState:
             self._drop_connections()
             self._spawn()
 
-    def unit_probe(self, asked: list[str]) -> str:
-        """What verify/unit-probe.sh prints in a real guest, for this state."""
+    def unit_restart(self) -> str:
+        """What verify/unit-restart.sh prints in a real guest, for this plan."""
+        before = self._probe([])
+        old = [f"{pid}:{start}" for pid, start in self.processes]
+        self.restart_service()
+        return f"== before\n{before}== restart\nRestartExit=0\nRestartOutput=\n== after\n{self._probe(old)}"
+
+    def _probe(self, asked: list[str]) -> str:
         with self.lock:
             alive = {f"{pid}:{start}" for pid, start in self.processes}
             main = self.processes[-1][0]
@@ -130,12 +135,8 @@ class _GuestState:
 
     def execute(self, command: str) -> CommandResult:
         command = command.strip()
-        if command == RESTART_COMMAND:
-            self.restart_service()
-            return CommandResult(0, "", "")
-        first, _, rest = command.partition("\n")
-        if first.startswith("set --") and rest.startswith(UNIT_PROBE_MARKER):
-            return CommandResult(0, self.unit_probe(first.split()[2:]), "")
+        if command.startswith(UNIT_RESTART_MARKER):
+            return CommandResult(0, self.unit_restart(), "")
         return CommandResult(127, "", f"scripted guest: {command.split()[0] if command else '?'}: command not found")
 
 

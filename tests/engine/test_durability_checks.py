@@ -50,7 +50,7 @@ async def test_a_swallowed_restart_fails_even_when_the_records_survive(make):
     assert match.world.territories["builder-one"].milestone_points == 30
 
 
-async def test_kill_mode_none_fails_before_the_restart(make):
+async def test_kill_mode_none_fails_even_though_the_restart_ran(make):
     match = make(ScriptedPlan(storage="memory", restart="kill-mode-none"))
     await match.tick()
     state = _state(match, "service-restart")
@@ -58,7 +58,7 @@ async def test_kill_mode_none_fails_before_the_restart(make):
     assert state.failure_detail == ("builder-app.service has KillMode=none (drop-ins: "
                                     "/etc/systemd/system/builder-app.service.d/keep.conf): a restart would leave its "
                                     "old processes running, so it proves nothing")
-    assert match.hosts["builder-one"].state.restarts == 0
+    assert match.hosts["builder-one"].state.restarts >= 1
 
 
 async def test_host_reboot_evidence_says_how_the_reboot_was_caused_and_proven(make):

@@ -12,21 +12,34 @@ forwarded on IPv4 only).
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
-from typing import Iterable
+from typing import Callable, Iterable
 
 from aoe_tui.domain.errors import AoeError
 
 LOOPBACK = "127.0.0.1"
+CHAIN_PREFIX = "AOE-ADAPTER-"
 
 
 class AdapterFirewall:
     def __init__(self, uid: int, loopback_ports: Iterable[int]) -> None:
         self.uid = uid
         self.loopback_ports = tuple(sorted(set(loopback_ports)))
-        self.chain = f"AOE-ADAPTER-{uid}"
+        self.chain = f"{CHAIN_PREFIX}{uid}"
         self._installed = False
+
+    @classmethod
+    def remove_stale(cls, owner_alive: Callable[[int], bool]) -> None:
+        """Drop the chains of adapter uids whose referee is gone (killed before it could clean up)."""
+        listing = subprocess.run(["iptables", "-w", "-S"], capture_output=True, text=True).stdout
+        for uid in sorted({int(u) for u in re.findall(rf"^-N {CHAIN_PREFIX}(\d+)$", listing, re.M)}):
+            if not owner_alive(uid):
+                stale = cls(uid, ())
+                stale._installed = True
+                stale.remove()
 
     def _jump(self) -> list[str]:
         return ["OUTPUT", "-o", "lo", "-m", "owner", "--uid-owner", str(self.uid)]

@@ -49,6 +49,17 @@ def next_adapter_uid() -> int:
     return _UID_BASE + ((os.getpid() & 0x3FFFFF) << 8) + (next(_launches) & 0xFF)
 
 
+def referee_alive(uid: int) -> bool:
+    """Whether the referee process that handed out adapter `uid` still runs."""
+    try:
+        os.kill((uid - _UID_BASE) >> 8, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 @dataclass(frozen=True)
 class Sandbox:
     uid: int
@@ -68,6 +79,7 @@ class Sandbox:
                                "scripts/bootstrap)")
         if os.geteuid() != 0:
             raise AoeError("adapter confinement needs root (it gives each adapter its own uid)")
+        AdapterFirewall.remove_stale(referee_alive)
         firewall = AdapterFirewall(self.uid, self.loopback_ports)
         try:
             firewall.install()

@@ -115,3 +115,16 @@ def test_on_loopback_it_reaches_only_its_own_port(probed) -> None:
 def test_confinement_is_undone_when_it_exits(probed) -> None:
     assert probed["owner"] == str(os.getuid()), "the agent folder goes back to the referee"
     assert probed["chain_left"] == "0", "its firewall chain is removed"
+
+
+def test_chains_left_by_a_dead_referee_are_removed_on_the_next_launch() -> None:
+    from aoe_tui.agents.firewall import AdapterFirewall
+    from aoe_tui.agents.sandbox import referee_alive
+
+    dead_pid = 4_000_000  # above this host's pid_max use: no such process
+    uid = (1 << 30) + (dead_pid << 8)
+    assert not referee_alive(uid) and referee_alive(next_adapter_uid())
+    AdapterFirewall(uid, (32399,)).install()
+    assert f"AOE-ADAPTER-{uid}" in os.popen("iptables -w -S").read()
+    AdapterFirewall.remove_stale(referee_alive)
+    assert f"AOE-ADAPTER-{uid}" not in os.popen("iptables -w -S").read()

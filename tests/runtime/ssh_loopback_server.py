@@ -3,23 +3,61 @@
 Run as its own process (so its memory is not the client's): asyncssh accepts
 only the given client key and runs each command with /bin/sh on this host,
 its pipes wired straight to the channel, just as sshd would. Prints "ready"
-once listening.
+once listening. Tests start it with `running_server(directory)`.
 
 usage: python ssh_loopback_server.py PORT HOST_KEY AUTHORIZED_KEYS
 """
 
 import asyncio
+import contextlib
 import subprocess
 import sys
+from pathlib import Path
 
 import asyncssh
 
+# H5's loopback range (32400-32599); the VM tests take the lower part.
+_PORTS = range(32580, 32600)
+
+
+@contextlib.contextmanager
+def running_server(directory: Path):
+    """Yield (MatchKeys, port) of a fresh server authorizing a fresh client key in `directory`."""
+    from aoe_tui.runtime.keys import MatchKeys
+    from aoe_tui.runtime.ports import port_is_free
+
+    keys = MatchKeys.ensure(directory / "client")
+    host_key = directory / "host_key"
+    host_key.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
+    port = next(p for p in _PORTS if port_is_free(p))
+    process = subprocess.Popen([sys.executable, __file__, str(port), str(host_key), str(keys.public_key_path)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+        yield keys, port
+    finally:
+        process.kill()
+        process.wait()
+
 
 async def handle(process: asyncssh.SSHServerProcess) -> None:
-    local = subprocess.Popen(["/bin/sh", "-c", process.command or "true"], stdin=subprocess.PIPE,
+    local = subprocess.Popen(["/bin/sh", "-c", process.command or "true"], bufsize=0, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    await process.redirect(stdin=local.stdin, stdout=local.stdout, stderr=local.stderr)
+    await process.redirect(stdout=local.stdout, stderr=local.stderr)
+    feeding = asyncio.ensure_future(_feed(process.stdin, local.stdin))
     process.exit(await asyncio.to_thread(local.wait))
+    feeding.cancel()
+
+
+async def _feed(channel: asyncssh.SSHReader, pipe) -> None:
+    """stdin by hand: asyncssh's own stdin redirect was seen to drop data when the pipe backs up."""
+    try:
+        while data := await channel.read(65536):
+            await asyncio.to_thread(pipe.write, data)
+    except OSError:
+        pass  # the command exited without reading everything
+    finally:
+        pipe.close()
 
 
 async def main(port: int, host_key: str, authorized_keys: str) -> None:

@@ -9,20 +9,15 @@ real asyncssh in its own process running real shells on this host.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
-import asyncssh
 import pytest
 
-from aoe_tui.runtime.keys import MatchKeys
-from aoe_tui.runtime.ports import port_is_free
 from aoe_tui.runtime.ssh import OUTPUT_CAP_BYTES, GuestSSH, RemoteTimeout
+from tests.runtime.ssh_loopback_server import running_server
 
-SERVER = Path(__file__).with_name("ssh_loopback_server.py")
 MIB = 1024 * 1024
 
 
@@ -55,17 +50,8 @@ def _scan(marker: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
-    directory = tmp_path_factory.mktemp("ssh-server")
-    keys = MatchKeys.ensure(directory / "client")
-    host_key = directory / "host_key"
-    host_key.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
-    port = next(p for p in range(32580, 32600) if port_is_free(p))
-    process = subprocess.Popen([sys.executable, str(SERVER), str(port), str(host_key), str(keys.public_key_path)],
-                               stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    yield keys, port
-    process.kill()
-    process.wait()
+    with running_server(tmp_path_factory.mktemp("ssh-server")) as keys_and_port:
+        yield keys_and_port
 
 
 def _client(server, **limits) -> GuestSSH:
@@ -117,13 +103,13 @@ def test_fifty_gigabytes_of_yes_are_cut_at_the_cap_and_killed(server) -> None:
 
 
 def test_streaming_keeps_memory_flat_below_the_cap(server) -> None:
-    """64 MiB pass through a client allowed 256 MiB: it must still keep only head+tail."""
+    """32 MiB pass through a client allowed 256 MiB: it must still keep only head+tail."""
     async def scenario():
         ssh = _client(server, output_cap_bytes=256 * MIB)
         try:
             await ssh.run("true", 30)
             before = _rss_bytes()
-            result = await ssh.run("head -c 64M /dev/zero | tr '\\0' a; echo; echo the-end", 60)
+            result = await ssh.run("head -c 32M /dev/zero | tr '\\0' a; echo; echo the-end", 60)
             return result, _rss_bytes() - before
         finally:
             await ssh.close()
@@ -131,7 +117,7 @@ def test_streaming_keeps_memory_flat_below_the_cap(server) -> None:
     result, growth = asyncio.run(scenario())
     assert result.exit_status == 0 and result.truncated and not result.capped
     assert result.stdout.rstrip().endswith("the-end") and len(result.stdout) < 17_000
-    assert growth < 8 * MIB, f"client grew by {growth / MIB:.1f} MiB for 64 MiB of output"
+    assert growth < 8 * MIB, f"client grew by {growth / MIB:.1f} MiB for 32 MiB of output"
 
 
 def test_timeout_keeps_what_was_printed_and_kills_the_group(server) -> None:

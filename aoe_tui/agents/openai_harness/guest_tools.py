@@ -2,7 +2,8 @@
 
 Each call has a timeout (a runaway command is killed with its whole process
 group) and an output cap (a `cat` of a log must not blow the model's context
-or the budget). A dropped connection usually means the referee is rebooting
+or the budget; SSH keeps only head+tail while streaming and kills a command
+past its byte cap, so `yes` cannot grow the harness either). A dropped connection usually means the referee is rebooting
 the guest: the harness waits for SSH to come back, tells the model what
 happened, and carries on; only a guest that stays unreachable ends the run.
 """
@@ -143,6 +144,9 @@ class GuestTools:
             text = self._cap(_join(error.stdout, error.stderr))
             return f"{text}\n[killed: the command did not finish within {timeout:g} s]".lstrip(), True
         body = self._cap(_join(result.stdout, result.stderr))
+        if result.capped:
+            return (f"{body.rstrip()}\n[killed: the command printed more than {self.ssh.output_cap_bytes // 2**20} MiB; "
+                    f"redirect big output to a file and read parts of it]").lstrip(), True
         if result.exit_status < 0 and (explanation := await self._check_connection_after_cut()):
             return f"{body.rstrip()}\n{explanation}".lstrip(), True
         if show_status:

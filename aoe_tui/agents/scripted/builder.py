@@ -21,9 +21,11 @@ from typing import Any
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.domain.head_tail import HeadTail
 
 SSH_LOST = 255
 _OUTPUT_LIMIT = 4000
+_OUTPUT_CAP_BYTES = 8 * 1024 * 1024
 
 
 class Stopped(Exception):
@@ -56,13 +58,14 @@ class Builder:
         argv = ["bash", "-c", step.command] if step.on_host else self.ssh_command(step.command)
         self.current = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=self.env,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        output, _ = self.current.communicate()
-        code = self.current.returncode
+        output, capped = read_bounded(self.current)
+        code = self.current.wait()
         self.current = None
+        cut = f"\n[killed: more than {_OUTPUT_CAP_BYTES // 2**20} MiB of output]" if capped else ""
         entry = {"id": f"call-{len(self.trace) + 1:03d}", "name": "Bash",
                  "input": {"command": step.command, "description": step.description,
                            **({"where": "host"} if step.on_host else {})},
-                 "output": output.decode(errors="replace")[-_OUTPUT_LIMIT:] + ("" if code == 0 else f"\n[exit {code}]"),
+                 "output": output.text() + cut + ("" if code == 0 else f"\n[exit {code}]"),
                  "is_error": code != 0, "started_after_ms": started_after,
                  "duration_ms": self.elapsed_ms() - started_after}
         self.trace.append(entry)
@@ -113,6 +116,17 @@ class Builder:
             return 0
         self.hand_in("completed", self.plan.summary)
         return 0
+
+
+def read_bounded(process: subprocess.Popen) -> tuple[HeadTail, bool]:
+    """A step's output as head+tail while it streams; past the cap the step is killed (True)."""
+    output = HeadTail(_OUTPUT_LIMIT)
+    while chunk := process.stdout.read1(64 * 1024):
+        output.add(chunk)
+        if output.total > _OUTPUT_CAP_BYTES:
+            process.kill()
+            return output, True
+    return output, False
 
 
 def _read(path: str | None) -> str:

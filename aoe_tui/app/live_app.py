@@ -7,6 +7,9 @@ view, events are batched to the match screen once every agent has started.
 Quitting mid-match asks first, then cancels the worker; the runner records
 `aborted` and destroys the guests, and the app leaves only when that is done.
 Quitting a decided match waits for its drain and teardown without asking.
+SIGTERM and SIGHUP (a closed terminal) stop the match the same way, naming the
+signal, and the app leaves once the guests are gone; a crash of the UI records
+the crash, not an operator's abort.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 
 from textual.css.query import NoMatches
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
@@ -23,6 +27,7 @@ from aoe_tui.domain.world import World
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.stop_signals import stop_on_signals, stop_reason
 from aoe_tui.store.saved_match import AgentInfo, SavedMatch
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen
@@ -69,9 +74,28 @@ class LiveApp(AoeApp):
         self.engine: Worker | None = None
         self.busy: BusyScreen | None = None
         self.engine_error: str | None = None
+        self.stopped_by_signal: int | None = None
+        self._signal_handlers = ExitStack()
         runner.subscribe(self._on_match_update)
 
+    def _on_stop_signal(self, signum: int) -> None:
+        """SIGTERM/SIGHUP/SIGINT: abort the match naming the signal; leave once the guests are gone."""
+        if self.stopped_by_signal is not None:
+            return
+        self.stopped_by_signal = signum
+        if not self.runner.request_stop(stop_reason(signum)) and not self.engine_running:
+            self.exit()
+        elif self.engine is not None and self.runner.recorder is None:
+            self.engine.cancel()  # still preparing (the image build): nothing to record yet
+
+    def _handle_exception(self, error: Exception) -> None:
+        """The UI crashed: the record says so (not "interrupted by the operator"); the engine then
+        tears down in on_unmount as for any other ending."""
+        self.runner.request_stop(f"the app crashed: {one_line(error)}")
+        super()._handle_exception(error)
+
     def show_first_screen(self) -> None:
+        self._signal_handlers.enter_context(stop_on_signals(self._on_stop_signal))
         self.push_screen(PreparationScreen(self.runner.manifest.arena.display_name, self.runner.match_dir.root.name,
                                            self.board, self.runner.match_dir.root))
         self.engine = self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
@@ -152,7 +176,7 @@ class LiveApp(AoeApp):
                 self.notify(self.engine_error, title="the match stopped", severity="error", timeout=30)
         if self.match_screen is not None:
             self.match_screen.engine_stopped()
-        if self.busy is not None:
+        if self.busy is not None or self.stopped_by_signal is not None:
             self.exit()
 
     # -- quitting ----------------------------------------------------------------------------------
@@ -187,14 +211,17 @@ class LiveApp(AoeApp):
         """However the app ends — a crash, a closed terminal, a failing test — no guest outlives it:
         the engine is cancelled once (a second cancel would cut its teardown short) and awaited."""
         engine = self.engine
-        if engine is None or engine.is_finished:
-            return
-        if not engine.is_cancelled:
-            engine.cancel()
         try:
-            await engine.wait()
-        except (WorkerCancelled, WorkerFailed):
-            pass
+            if engine is None or engine.is_finished:
+                return
+            if not engine.is_cancelled and self.runner.stop_reason is None:
+                engine.cancel()
+            try:
+                await engine.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+        finally:
+            self._signal_handlers.close()
 
     def abort(self) -> None:
         """Cancel the engine; the app exits once the runner has recorded the abort and torn down."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.engine.stop_signals import exit_status
 from aoe_tui.store.saved_match import SavedMatch
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
         raise AoeError(f"the match stopped: {app.engine_error}" + (f" (record: {output})" if started else ""))
     if not started:
         print("no match was started", flush=True)
-        return 0
-    world = runner.world
-    print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
-          f"open it with `aoe replay {output}`)")
-    return 0
+    else:
+        world = runner.world
+        print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
+              f"open it with `aoe replay {output}`)")
+    return 0 if app.stopped_by_signal is None else exit_status(app.stopped_by_signal)

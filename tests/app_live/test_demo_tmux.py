@@ -1,55 +1,111 @@
-"""`aoe demo` in a real terminal: tmux runs it at 160x48 on real VMs; the race starts, a winner
-appears, quitting leaves a replayable match directory."""
+"""The README's main command as a newcomer runs it, in a real terminal on real VMs.
+
+A fresh clone of this repository; `./scripts/demo` from its root with no
+options (bootstrap, default output folder `./matches`, ports chosen
+automatically). The race starts, a winner appears, quitting leaves a
+replayable match. Then the ways a live app is stopped from outside: the same
+command again right away, its terminal closed mid-race (SIGHUP), and
+`aoe run` in the app sent SIGTERM: each ends in `aborted` naming the signal,
+with no guest left, within a minute.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import time
 import uuid
 
 import pytest
 
-from aoe_tui.domain.reducer import reduce
-from aoe_tui.runtime.ports import port_is_free
-from aoe_tui.store.saved_match import load_match
-from tests.app.test_tmux import AOE, SOCKET, tmux, wait_for
+from tests.app.test_tmux import SOCKET, tmux, wait_for
 from tests.conftest import PROJECT
+from tests.engine.vm_cli import assert_replayable, domains_of, short_arena
 
 pytestmark = [pytest.mark.tmux, pytest.mark.vm,
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
-BASE_PORT = 27520  # this suite's range: 27500-27539
-BOOT_SECONDS = 600
+BOOT_SECONDS = 900  # includes the clone's bootstrap (a fresh .venv)
 RACE_SECONDS = 1800
+STOP_SECONDS = 60
 
 
-def test_the_demo_races_three_real_guests_and_quits_leaving_a_replayable_match(tmp_path):
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory):
+    """A fresh clone of what is committed, as a newcomer gets it."""
     subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
-    assert all(port_is_free(port) for port in range(BASE_PORT, BASE_PORT + 6))
-    output = tmp_path / "demo-match"
+    root = tmp_path_factory.mktemp("newcomer") / "aoe_tui"
+    subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(root)], check=True)
+    yield root
+    subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+
+
+def in_terminal(cwd, command: str) -> str:
     session = f"aoe-demo-{uuid.uuid4().hex[:8]}"
+    # COLUMNS/LINES from the test runner would override the real terminal size.
     tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48",
-         f"cd {tmp_path} && env -u COLUMNS -u LINES {AOE} demo --output {output} --base-port {BASE_PORT} "
-         f"--drain-seconds 5; sleep 60")
+         f"cd {cwd} && env -u COLUMNS -u LINES {command}; sleep 120")
+    return session
+
+
+def newest_match(clone_root):
+    return max((clone_root / "matches").iterdir(), key=lambda p: p.stat().st_mtime)
+
+
+def wait_until_stopped(match_dir, signum: int) -> dict:
+    """Within STOP_SECONDS: the log ends `aborted` naming the signal and no guest of the match is left."""
+    deadline = time.monotonic() + STOP_SECONDS
+    while time.monotonic() < deadline:
+        if (match_dir / "world.json").exists() and not domains_of(match_dir):
+            break
+        time.sleep(1)
+    last = json.loads((match_dir / "events.jsonl").read_text().splitlines()[-1])
+    assert last.get("to") == "aborted" and signal.Signals(signum).name in last.get("reason", ""), last
+    assert domains_of(match_dir) == []
+    return assert_replayable(match_dir)
+
+
+def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_replayable_match(clone):
+    session = in_terminal(clone, "./scripts/demo")
     started = time.monotonic()
-    try:
-        wait_for(session, "PREPARING", "SSH preflight", timeout=60)
-        screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
-        assert "First Build" in screen and "oracle" in screen
-        racing = time.monotonic()
-        wait_for(session, "winner builder-one", timeout=RACE_SECONDS)
-        print(f"\ndemo (warm image): race on screen after {racing - started:.0f} s, "
-              f"winner after {time.monotonic() - started:.0f} s")
-        deadline = time.monotonic() + 120  # the post-match drain ends on its own within seconds
-        while "post_match_drain_finished" not in (output / "events.jsonl").read_text() and time.monotonic() < deadline:
-            time.sleep(1)
-        tmux("send-keys", "-t", session, "q")
-        screen = wait_for(session, "match directory:", timeout=120)
-        assert "finished, winner: builder-one" in screen.replace("\n", "")  # a long path wraps the line
-    finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
-    match = load_match(output)
-    assert match.world.winner == "builder-one"
-    assert reduce(match.events).to_json() == json.loads((output / "world.json").read_text())
-    assert not list(output.glob("territories/*/overlay.qcow2"))  # the guests' disks are gone with the guests
+    wait_for(session, "PREPARING", timeout=BOOT_SECONDS)
+    screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
+    assert "First Build" in screen and "oracle" in screen
+    racing = time.monotonic()
+    wait_for(session, "winner builder-one", timeout=RACE_SECONDS)
+    print(f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
+          f"winner after {time.monotonic() - started:.0f} s")
+    match_dir = newest_match(clone)
+    deadline = time.monotonic() + 120  # the post-match drain ends on its own
+    while "post_match_drain_finished" not in (match_dir / "events.jsonl").read_text() and time.monotonic() < deadline:
+        time.sleep(1)
+    tmux("send-keys", "-t", session, "q")
+    screen = wait_for(session, "match directory:", timeout=120)
+    assert "finished, winner: builder-one" in screen.replace("\n", "")  # a long path wraps the line
+    assert match_dir.parent == clone / "matches"
+    assert assert_replayable(match_dir)["winner"] == "builder-one"
+    assert not list(match_dir.glob("territories/*/overlay.qcow2"))  # the guests' disks went with the guests
+    assert domains_of(match_dir) == []
+
+
+def test_the_demo_again_right_away_then_its_terminal_closed_mid_race(clone):
+    before = set((clone / "matches").iterdir())
+    session = in_terminal(clone, "./scripts/demo")
+    wait_for(session, "LIVE", "Pause match", timeout=BOOT_SECONDS)
+    (match_dir,) = set((clone / "matches").iterdir()) - before
+    time.sleep(12)
+    tmux("kill-session", "-t", session)  # the terminal goes away: SIGHUP
+    assert wait_until_stopped(match_dir, signal.SIGHUP)["match_state"] == "aborted"
+
+
+def test_sigterm_to_the_live_app_aborts_naming_it(clone, tmp_path):
+    arena = short_arena(tmp_path, duration_seconds=600)
+    session = in_terminal(tmp_path, f"{clone}/.venv/bin/aoe run {arena}")
+    wait_for(session, "LIVE", "Pause match", timeout=BOOT_SECONDS)
+    match_dir = next((tmp_path / "matches").iterdir())
+    shell = tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip()
+    aoe = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True, check=True).stdout.split()[0]
+    subprocess.run(["kill", "-TERM", aoe], check=True)
+    assert wait_until_stopped(match_dir, signal.SIGTERM)["match_state"] == "aborted"
+    wait_for(session, "aborted", timeout=STOP_SECONDS)  # the app left and said so on the terminal

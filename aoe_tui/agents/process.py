@@ -30,6 +30,7 @@ class AgentProcess:
         self._process: asyncio.subprocess.Process | None = None
         self._stdout = self._stderr = None
         self._sandbox: PreparedSandbox | None = None
+        self._reaper: asyncio.Future | None = None
 
     async def start(self, command: list[str], env: dict[str, str], sandbox: Sandbox | None = None,
                     cwd: Path | None = None) -> None:
@@ -50,6 +51,12 @@ class AgentProcess:
         finally:
             if self._sandbox:
                 self._sandbox.close_fds()
+        self._reaper = asyncio.ensure_future(self._close_when_exited())
+
+    async def _close_when_exited(self) -> None:
+        """The referee may only poll `exited`; the logs and the confinement are undone as soon as it exits."""
+        await self._process.wait()
+        self._close_logs()
 
     @property
     def pid(self) -> int | None:

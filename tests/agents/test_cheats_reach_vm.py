@@ -34,8 +34,9 @@ SECRETS = {"AOE_TEST_SECRET": f"aoe-planted-{secrets.token_hex(8)}",
 FAKE_AGENT_SOCKET = f"/tmp/aoe-h4-fake-agent-{secrets.token_hex(4)}.sock"
 
 
-def _verifier_digests() -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted((PROJECT / "verify").iterdir())}
+def _verifier_digest() -> str:
+    """The verifier the snoop tries to replace (other verifiers may be edited meanwhile in a shared checkout)."""
+    return hashlib.sha256((PROJECT / "verify" / "host-reboot.sh").read_bytes()).hexdigest()
 
 
 def _manifest(work: Path) -> Path:
@@ -54,7 +55,7 @@ def race(tmp_path_factory):
     subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
     work = tmp_path_factory.mktemp("cheats-reach")
     output = work / "match"
-    before = _verifier_digests()
+    before = _verifier_digest()
     planted = {**SECRETS, "SSH_AUTH_SOCK": FAKE_AGENT_SOCKET, "SNOOP_LISTED_VAR": "listed-value-passes"}
     saved = {name: os.environ.get(name) for name in planted}
     os.environ.update(planted)
@@ -138,7 +139,7 @@ def test_no_planted_secret_in_any_file_of_the_cheats_folders(race):
 
 def test_event_log_verifiers_and_other_folders_are_untouched(race):
     output, match, before = race
-    assert _verifier_digests() == before, "the verifiers are unchanged (and none was added)"
+    assert _verifier_digest() == before and not (PROJECT / "verify" / "zz-cheat.sh").exists()
     lines = (output / "events.jsonl").read_text().splitlines()
     seqs = [json.loads(line)["seq"] for line in lines]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and "999999" not in "".join(lines)

@@ -37,12 +37,12 @@ kill_mode="$(field "$before" KillMode)"
 drop_ins="$(field "$before" DropInPaths)"
 cgroup="$(field "$before" ControlGroup)"
 procs_before="$(field "$before" Procs)"
-[ "$(field "$before" ActiveState)" = active ] && [ "${main_before:-0}" != 0 ] \
-  || fail "builder-app.service was not running as a unit before the restart (ActiveState=$(field "$before" ActiveState), MainPID=${main_before:-?}): the service on port 8080 must be the unit's process"
 case "$kill_mode" in
   control-group|mixed) ;;
   *) fail "builder-app.service has KillMode=$kill_mode (drop-ins: ${drop_ins:-none}): a restart would leave its old processes running, so it proves nothing" ;;
 esac
+[ "$(field "$before" ActiveState)" = active ] && [ "${main_before:-0}" != 0 ] \
+  || fail "builder-app.service was not running as a unit before the restart (ActiveState=$(field "$before" ActiveState), MainPID=${main_before:-?}): the service on port 8080 must be the unit's process"
 in_procs() { local entry; for entry in $2; do [ "${entry%%:*}" = "$1" ] && return 0; done; return 1; }
 in_procs "$main_before" "$procs_before" && [[ "$(field "$before" MainPIDCgroup)" == *"$cgroup" ]] \
   || fail "builder-app.service's MainPID $main_before is not in its cgroup $cgroup as the kernel sees it (cgroup.procs: ${procs_before:-empty}); the guest's systemctl and kernel disagree"

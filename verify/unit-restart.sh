@@ -5,28 +5,30 @@
 unit=builder-app.service
 starttime() { local stat rest; stat="$(< "/proc/$1/stat")" || return 1; rest="${stat##*) }"; set -- $rest; echo "${20}"; }
 procs() {
-  local cg pid start listed=""
-  cg="$(/usr/bin/systemctl show -p ControlGroup --value "$unit")"
-  if [ -n "$cg" ] && [ -r "/sys/fs/cgroup$cg/cgroup.procs" ]; then
+  local pid start listed=""
+  if [ -n "$1" ] && [ -r "/sys/fs/cgroup$1/cgroup.procs" ]; then
     while read -r pid; do
       start="$(starttime "$pid" 2>/dev/null)" && listed="$listed $pid:$start"
-    done < "/sys/fs/cgroup$cg/cgroup.procs"
+    done < "/sys/fs/cgroup$1/cgroup.procs"
   fi
   echo "${listed# }"
 }
-# probe [PID:START...]: the unit's state, and which of the named processes still run
+# probe [PID:START...]: the unit's state (one systemctl call), and which of the named processes still run
 probe() {
-  local old main survivors=""
-  /usr/bin/systemctl show -p MainPID -p KillMode -p DropInPaths -p ControlGroup -p ActiveState "$unit"
+  local shown old main cg survivors=""
+  shown="$(/usr/bin/systemctl show -p MainPID -p KillMode -p DropInPaths -p ControlGroup -p ActiveState "$unit")"
+  printf '%s\n' "$shown"
+  main="$(printf '%s\n' "$shown" | /usr/bin/sed -n 's/^MainPID=//p')"
+  cg="$(printf '%s\n' "$shown" | /usr/bin/sed -n 's/^ControlGroup=//p')"
   for old in "$@"; do
     [ "$(starttime "${old%%:*}" 2>/dev/null)" = "${old#*:}" ] && survivors="$survivors $old"
   done
   echo "Survivors=${survivors# }"
-  echo "Procs=$(procs)"
-  main="$(/usr/bin/systemctl show -p MainPID --value "$unit")"
+  echo "Procs=$(procs "$cg")"
   if [ "${main:-0}" != 0 ] && [ -r "/proc/$main/cgroup" ]; then echo "MainPIDCgroup=$(< "/proc/$main/cgroup")"; else echo "MainPIDCgroup="; fi
+  CGROUP="$cg"
 }
 echo "== before"; probe
-before="$(procs)"
+before="$(procs "$CGROUP")"
 echo "== restart"; output="$(/usr/bin/systemctl restart "$unit" 2>&1)"; echo "RestartExit=$?"; echo "RestartOutput=${output//$'\n'/ }"
 echo "== after"; probe $before

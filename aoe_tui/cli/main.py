@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.open_commands",
     "aoe_tui.cli.run_commands",
     "aoe_tui.cli.runtime_commands",
+    "aoe_tui.cli.series_commands",
 ]
 
 

@@ -1,0 +1,1 @@
+"""Series, benchmark suites and standings."""

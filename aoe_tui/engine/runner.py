@@ -33,9 +33,11 @@ INTERRUPTED_REASON = "interrupted by the operator"
 
 class MatchRunner:
     def __init__(self, manifest_path: Path, output: Path, provider: TerritoryProvider, launcher: AgentLauncher,
-                 source: MonotonicSource | None = None, drain_seconds: float | None = None) -> None:
+                 source: MonotonicSource | None = None, drain_seconds: float | None = None,
+                 manifest: Manifest | None = None) -> None:
         self.manifest_path = Path(manifest_path)
-        self.manifest: Manifest = load_manifest(self.manifest_path)
+        # A series passes the round's seat-rotated manifest; verifiers and the brief still come from manifest_path.
+        self.manifest: Manifest = manifest if manifest is not None else load_manifest(self.manifest_path)
         if self.manifest.build is None:
             raise AoeError(f"{manifest_path}: arena mode {self.manifest.arena.mode} cannot be run here (no [build])")
         self.match_dir = MatchDirectory(output)

@@ -24,8 +24,11 @@ case "${AOE_VERIFY_PHASE:-}" in
       "$AOE_REBOOT_PROOF" >/dev/null || arena_fault "the referee's reboot proof lacks an outside witness: $(head -c 300 "$AOE_REBOOT_PROOF")"
     record="$(jq -r .record "$AOE_PREPARED_FILE")"
     value="$(jq -r .value "$AOE_PREPARED_FILE")"
-    wait_for_health 60 " after the host reboot"
-    expect_record "$record" "$value" " after the host reboot"
+    context=" after the host reboot"
+    [ "$(jq -r .reboot_caused_by "$AOE_REBOOT_PROOF")" = reset-fallback ] \
+      && context="$context (a reset: the guest ignored the ACPI power button)"
+    wait_for_health 60 "$context"
+    expect_record "$record" "$value" "$context"
     evidence --arg record "$record" --arg value "$value" --slurpfile proof "$AOE_REBOOT_PROOF" \
       '{reboot: true, record: $record, value: $value} + $proof[0]'
     ;;

@@ -23,7 +23,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
 from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
-from aoe_tui.runtime.image import ImageInfo
+from aoe_tui.runtime.image import ImageInfo, image_mib
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.overlay import create_overlay
@@ -48,6 +48,8 @@ class TerritoryConfig:
     uri: str = DEFAULT_URI
     guest_service_port: int = GUEST_SERVICE_PORT
     owner_kind: str = OWNER_KIND_MATCH
+    disk_mib: int | None = None  # the guest's disk; never smaller than the image (None: the image's size)
+    unprivileged_qemu: bool = False  # see runtime.qemu_user: the image must then be staged where it can reach it
 
     @property
     def name(self) -> str:
@@ -96,7 +98,8 @@ class TerritoryVM:
             memory_mib=c.memory_mib, kernel=self.image.kernel, initrd=self.image.initrd, disk=self.overlay_path,
             console_log=self.console_path, ssh_port=c.ports.ssh, service_port=c.ports.service,
             guest_service_port=c.guest_service_port, authorized_key=self.keys.public_key_openssh(),
-            owner_pid=os.getpid(), owner_host=socket.gethostname(), owner_kind=c.owner_kind)
+            owner_pid=os.getpid(), owner_host=socket.gethostname(), owner_kind=c.owner_kind,
+            base_image=self.image.path, unprivileged_qemu=c.unprivileged_qemu)
 
     async def boot(self) -> None:
         """Start the domain (creating the overlay on first boot); does not wait for SSH."""
@@ -104,7 +107,7 @@ class TerritoryVM:
             raise AoeError(f"territory {self.territory_id}: domain {self.name} already exists on "
                            f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`")
         if not self.overlay_path.exists():
-            await asyncio.to_thread(create_overlay, self.image.path, self.overlay_path)
+            await asyncio.to_thread(create_overlay, self.image.path, self.overlay_path, self.disk_mib)
             self.keys.forget(LOOPBACK, self.ssh_port)  # a new disk means new host keys
         self.config.directory.mkdir(parents=True, exist_ok=True)
         self.console_path.write_bytes(b"")
@@ -117,8 +120,26 @@ class TerritoryVM:
     async def state(self) -> str | None:
         return await self.hypervisor.state(self.name)
 
+    @property
+    def disk_mib(self) -> int:
+        """The guest's disk size: the class's, but never below the image it copies on write."""
+        return max(self.config.disk_mib or 0, image_mib(self.image))
+
     async def is_running(self) -> bool:
-        return await self.state() in _ALIVE_STATES
+        """Whether the guest can still play; one paused by a disk error (full host disk) cannot."""
+        state = await self.state()
+        if state == "paused":  # by the operator, or by qemu when a write failed (werror=enospc/stop)
+            return await self.hypervisor.state_reason(self.name) != ("paused", "ioerror")
+        return state in _ALIVE_STATES
+
+    async def grow_root_fs(self) -> None:
+        """Let the root filesystem use a disk bigger than the image (online ext4 grow; a no-op otherwise)."""
+        if self.disk_mib <= image_mib(self.image):
+            return
+        result = await self.ssh.run("resize2fs /dev/vda", timeout=120)
+        if result.exit_status != 0:
+            raise AoeError(f"territory {self.territory_id}: could not grow the root filesystem to {self.disk_mib} MiB: "
+                           f"{(result.stderr or result.stdout).strip().splitlines()[-1:]}")
 
     async def wait_for_ssh(self, timeout: float, stall_seconds: float = STALL_SECONDS) -> float:
         """Wait until SSH answers; returns the seconds it took. The error carries the console tail.
@@ -148,7 +169,7 @@ class TerritoryVM:
 
     async def boot_id(self) -> str | None:
         """The guest's boot id as it reports it (secondary evidence: root can forge it); None if not a UUID."""
-        result = await self.ssh.run("cat /proc/sys/kernel/random/boot_id", timeout=15)
+        result = await self.ssh.run("/usr/bin/cat /proc/sys/kernel/random/boot_id", timeout=15)
         if result.exit_status != 0:
             raise AoeError(f"territory {self.territory_id}: cannot read boot id: {result.stderr.strip()[:200]}")
         return valid_boot_id(result.stdout)
@@ -259,12 +280,18 @@ class TerritoryVM:
         self.hypervisor.unwatch(self.name)
 
     def console_tail(self, lines: int = 20, separator: str = "\n") -> str:
-        try:
-            with open(self.console_path, "rb") as log:
-                log.seek(max(0, log.seek(0, os.SEEK_END) - _CONSOLE_TAIL_BYTES))
-                raw = log.read()
-        except OSError:
-            return "(no console log)"
+        """The last lines of the console; virtlogd may just have rotated it, so its last backup counts too."""
+        raw = b""
+        for path in (self.console_path, self.console_path.with_name(self.console_path.name + ".0")):
+            try:
+                with open(path, "rb") as log:
+                    log.seek(max(0, log.seek(0, os.SEEK_END) - (_CONSOLE_TAIL_BYTES - len(raw))))
+                    raw = log.read() + raw
+            except OSError:
+                if path == self.console_path:
+                    return "(no console log)"
+            if len(raw) >= _CONSOLE_TAIL_BYTES:
+                break
         cleaned = [_ANSI.sub("", line).strip() for line in raw.decode("utf-8", errors="replace").splitlines()]
         kept = [line for line in cleaned if line][-lines:]
         return separator.join(kept) if kept else "(console log empty)"

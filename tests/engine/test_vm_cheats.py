@@ -94,12 +94,16 @@ def test_the_oracle_wins_durable_with_100_and_an_acpi_reboot_proven_from_outside
 
 
 def test_the_fake_reboot_earns_only_the_restart_its_ram_records_survive(race):
-    _, match = race
+    output, match = race
     cheat = match.world.territories["builder-two"]
     assert cheat.milestones["service-restart"].passed and not cheat.milestones["host-reboot"].passed
     assert cheat.milestone_points == 60 and cheat.competitor_state != "durable"
     details = _failures(match, "builder-two", "host-reboot")
-    assert any("returned 404 after the host reboot" in d and "reset" in d for d in details), details
+    assert any("returned 404 after the host reboot (a reset: the guest ignored the ACPI power button)" in d
+               for d in details), details
+    proof = json.loads((output / "territories" / "builder-two" / "verifier" / "reboot-proof.json").read_text())
+    assert proof["reboot_caused_by"] == "reset-fallback"
+    assert {"referee-reset", "console-banner"} <= set(proof["reboot_proven_by"])
 
 
 def test_the_swallowed_restart_earns_no_restart(race):

@@ -95,7 +95,7 @@ class FakeSSH:
         self.forged = forged_boot_id
 
     async def run(self, command: str, timeout: float) -> CommandResult:
-        assert command == "cat /proc/sys/kernel/random/boot_id"
+        assert command == "/usr/bin/cat /proc/sys/kernel/random/boot_id"
         return CommandResult(0, (self.forged or self.boot) + "\n", "")
 
     async def connect(self, timeout: float) -> None:

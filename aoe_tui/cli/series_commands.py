@@ -7,11 +7,25 @@ from `series.json`), so what this prints is what the matches say.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import sys
 from pathlib import Path
+from typing import Any, Callable
 
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.engine.libvirt_host import LibvirtProvider
+from aoe_tui.engine.narration import Narrator
+from aoe_tui.engine.provider import ProcessLauncher
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.series import DEFAULT_REPLAYS, RoundPlan, RunnerFactory, SeriesRunner, SeriesStopped
+from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
+from aoe_tui.runtime.hypervisor import DEFAULT_URI
+from aoe_tui.store.manifest_file import load_manifest
+
+SERIES_DIR = Path("series")
 
 
 def standings(args: argparse.Namespace) -> int:
@@ -26,7 +40,88 @@ def standings(args: argparse.Namespace) -> int:
     return 0
 
 
+def real_round_factory(args: argparse.Namespace, manifest_path: Path) -> RunnerFactory:
+    """Each round on libvirt guests with adapter processes; ports are allocated per match automatically."""
+    if args.drain_seconds is not None and args.drain_seconds < 0:
+        raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
+
+    def make(plan: RoundPlan) -> MatchRunner:
+        return MatchRunner(manifest_path, plan.output, LibvirtProvider(args.uri), ProcessLauncher(),
+                           drain_seconds=args.drain_seconds, manifest=plan.manifest)
+    return make
+
+
+def narrated(factory: RunnerFactory) -> RunnerFactory:
+    """Headless: every round's meaningful events as lines, prefixed with the round (`[r2]`)."""
+    def make(plan: RoundPlan) -> MatchRunner:
+        runner = factory(plan)
+        narrator = Narrator()
+
+        def show(update: Any) -> None:
+            line = narrator.line(update)
+            if line is not None:
+                print(f"[r{plan.number}] {line}", flush=True)
+        runner.subscribe(show)
+        return runner
+    return make
+
+
+def _say(line: str) -> None:
+    print(f"aoe series: {line}", flush=True)
+
+
+def run_unattended(runner: Any, finished: Callable[[], str]) -> int:
+    """A series or benchmark, headless, stopped cleanly by SIGINT/SIGTERM/SIGHUP (exit 128 + the signal)."""
+    received: list[int] = []
+
+    async def play() -> None:
+        def on_signal(signum: int) -> None:
+            if runner.request_stop(stop_reason(signum)):
+                received.append(signum)
+        with stop_on_signals(on_signal):
+            await runner.run()
+
+    try:
+        asyncio.run(play())
+    except SeriesStopped as stopped:
+        print(f"aoe: stopped: {stopped}; every guest destroyed; run the same command to resume", file=sys.stderr)
+        return exit_status(received[0]) if received else 1
+    print(finished(), flush=True)
+    return 0
+
+
+def series(args: argparse.Namespace) -> int:
+    if not args.headless:
+        raise AoeError("aoe series runs headless for now: add --headless (open the folder afterwards with "
+                       "`aoe replay DIR`)")
+    output = args.output if args.output is not None else SERIES_DIR / load_manifest(args.manifest).arena.id
+    runner = SeriesRunner(args.manifest, output, narrated(real_round_factory(args, args.manifest)),
+                          rounds=args.rounds, fresh=args.fresh, replays=args.replays, report=_say)
+    return run_unattended(runner, lambda: f"series folder: {output}  (standings: `aoe standings {output}`; "
+                                          f"open it with `aoe replay {output}`)")
+
+
+def _add_unattended_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--replays", type=int, default=DEFAULT_REPLAYS,
+                   help="replays of a round in which an agent was unavailable through no fault of its own "
+                        f"(default {DEFAULT_REPLAYS}); then its seat forfeits")
+    p.add_argument("--drain-seconds", type=float, default=None,
+                   help="post-match drain for unfinished agents (default: the manifest's rules)")
+    p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("series", help="race one manifest for several rounds with seat rotation (resumable)")
+    p.add_argument("manifest", type=Path, help="arena manifest, e.g. arenas/first-build/arena.toml")
+    p.add_argument("--rounds", type=int, default=None, help="rounds to play (default: one per territory)")
+    p.add_argument("--output", type=Path, default=None,
+                   help="series folder (default ./series/<arena_id>); re-running the same command resumes it")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over: the existing series folder is kept as <folder>.previous-N")
+    p.add_argument("--headless", action="store_true", help="no TUI: one line per round and meaningful event")
+    _add_unattended_options(p)
+    p.set_defaults(handler=series)
+
     p = subparsers.add_parser("standings", help="standings of a series or benchmark folder, from its round matches")
     p.add_argument("path", type=Path, help="a series folder (series.json, round-NNN/) or a benchmark folder")
     p.add_argument("--json", action="store_true", help='print {"standings": [...]} (a benchmark adds "arenas")')

@@ -38,3 +38,46 @@ def write_round_arena(round_dir: Path, adapter: str = "claux", effort: dict[str,
                        "reasoning_effort": (effort or {}).get(agent, "high")}
                       for agent, state in sorted(world["agents"].items())]
     (round_dir / "arena.json").write_text(json.dumps(data))
+
+
+def quick_arena(directory: Path, **rules) -> Path:
+    """First Build cut to its first milestone (`service-up` completes it): a scripted round takes ~0.5 s."""
+    data = arena_data(duration_seconds=60, post_match_drain_seconds=1, **rules)
+    data["build"]["milestones"] = data["build"]["milestones"][:1]
+    data["build"]["completion_milestone"] = data["build"]["milestones"][0]["id"]
+    data.pop("visualization", None)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "arena.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+class ScriptedRounds:
+    """A series round factory on scripted territories: `unavailable[(round, attempt)]` lists agents whose
+    provider is down in that attempt; `stop_in_round` stops the series once that round's match is running."""
+
+    def __init__(self, arena: Path, unavailable: dict[tuple[int, int], list[str]] | None = None,
+                 stop_in_round: int | None = None) -> None:
+        self.arena = arena
+        self.unavailable = unavailable or {}
+        self.stop_in_round = stop_in_round
+        self.series = None
+        self.plans: list[tuple[int, int]] = []
+
+    def __call__(self, plan):
+        from aoe_tui.engine.clock import ManualSource
+        from aoe_tui.engine.runner import MatchRunner
+        from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+        from tests.engine.helpers import RACE
+
+        self.plans.append((plan.number, plan.attempt))
+        scripts = {agent: AgentScript(finishes_after=0.5, status="unavailable", summary="provider returned 503")
+                   for agent in self.unavailable.get((plan.number, plan.attempt), [])}
+        runner = MatchRunner(self.arena, plan.output, ScriptedProvider(dict(RACE)), ScriptedLauncher(scripts),
+                             source=ManualSource(), drain_seconds=1, manifest=plan.manifest)
+        if plan.number == self.stop_in_round:
+            def stop(update):
+                if getattr(update, "kind", None) == "agent_started":
+                    self.series.request_stop("the aoe process was terminated (SIGTERM)")
+            runner.subscribe(stop)
+        return runner

@@ -1,0 +1,253 @@
+"""A seat-rotated series (SPEC §8): one manifest raced round after round, unattended and resumable.
+
+Each round is an ordinary match, run by a `MatchRunner` the caller's factory
+builds (libvirt guests for `aoe series`, scripted territories in the tests),
+into `round-NNN/` with the round's seat-rotated manifest as its `arena.json`.
+`series.json` is replaced atomically after every decided round, so a crash,
+`kill -9` or a signal never leaves a broken checkpoint; re-running resumes:
+decided rounds are kept, a round left behind is kept as
+`round-NNN.interrupted-N` and run again.
+
+Unattended means a round is not wasted on a failure that is nobody's play: a
+round in which an agent was unavailable for reasons not its own is set aside
+as `round-NNN.unavailable-N` and replayed (`replays` times, default once); if
+the agent is still unavailable the round stands and its seat forfeits (a
+forfeit never counts as a loss, see `analysis.standings`). A round that
+cannot be played at all (guests fail to boot) is set aside as
+`round-NNN.failed-N` and retried the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from aoe_tui.agents.protocol import write_json_atomic
+from aoe_tui.analysis.standings import series_seats, series_standings, unavailable_agents
+from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import Manifest
+from aoe_tui.domain.world import World
+from aoe_tui.engine.provenance import provenance
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.store.manifest_file import load_manifest
+from aoe_tui.store.series_files import (SERIES_FILE, SERIES_SCHEMA, read_checkpoint, round_dirs, round_name,
+                                        set_aside_name)
+
+DEFAULT_REPLAYS = 1
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """What the factory needs to build one attempt of one round."""
+
+    number: int
+    attempt: int  # 1 = the first try; 2, 3, ... = replays
+    manifest: Manifest  # seat-rotated
+    output: Path
+
+
+RunnerFactory = Callable[[RoundPlan], MatchRunner]
+Report = Callable[[str], None]
+
+
+class SeriesStopped(Exception):
+    """The series was stopped from outside (a signal); `series.json` holds every decided round."""
+
+
+def rotate(manifest: Manifest, round_number: int) -> Manifest:
+    """Round r seats every agent r-1 territories further along the manifest's order (round 1 = as written)."""
+    order = [t.id for t in manifest.territories]
+    shift = round_number - 1
+    agents = [{**a.model_dump(mode="json", by_alias=True),
+               "territory": order[(order.index(a.territory) + shift) % len(order)]} for a in manifest.agents]
+    return Manifest.model_validate({**manifest.to_json(), "agents": agents})
+
+
+def compatibility_key_of(manifest: Manifest, manifest_path: Path) -> str:
+    return provenance(manifest, manifest_path)["compatibility_key"]
+
+
+class SeriesRunner:
+    def __init__(self, manifest_path: Path, output: Path, make_runner: RunnerFactory, rounds: int | None = None,
+                 fresh: bool = False, replays: int = DEFAULT_REPLAYS, report: Report = print,
+                 wall_clock: Callable[[], float] = time.monotonic) -> None:
+        if rounds is not None and rounds < 1:
+            raise AoeError(f"--rounds {rounds}: must be 1 or more")
+        if replays < 0:
+            raise AoeError(f"--replays {replays}: must be 0 or more")
+        self.manifest_path = Path(manifest_path)
+        self.manifest = load_manifest(self.manifest_path)
+        self.output = Path(output)
+        self.make_runner = make_runner
+        self.rounds = rounds
+        self.fresh = fresh
+        self.replays = replays
+        self.report = report
+        self.wall_clock = wall_clock
+        self.key = compatibility_key_of(self.manifest, self.manifest_path)
+        self.checkpoint: dict[str, Any] = {}
+        self.current: MatchRunner | None = None
+        self.stop_reason: str | None = None
+        self._task: asyncio.Task | None = None
+        self._round_seconds: list[float] = []
+        self._started_at = 0.0
+
+    @property
+    def path(self) -> Path:
+        return self.output / SERIES_FILE
+
+    # -- stopping ------------------------------------------------------------------------------------
+
+    def request_stop(self, reason: str) -> bool:
+        """Abort the running round (kept as interrupted) and end the series; only the first request counts."""
+        if self.stop_reason is not None or self._task is None or self._task.done():
+            return False
+        self.stop_reason = reason
+        if self.current is None or not self.current.request_stop(reason):
+            self._task.cancel()
+        return True
+
+    # -- the series ----------------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        """Play every round not yet decided; returns the final `series.json`. Raises `SeriesStopped` when stopped."""
+        self._task = asyncio.current_task()
+        self._started_at = self.wall_clock()
+        self._open()
+        try:
+            for number in range(self.checkpoint["rounds_completed"] + 1, self.checkpoint["rounds_requested"] + 1):
+                await self._play_round(number)
+        except asyncio.CancelledError:
+            if self.stop_reason is None:
+                raise
+            asyncio.current_task().uncancel()
+            self._set_aside_leftovers()
+            self.report(f"series stopped ({self.stop_reason}): {self.checkpoint['rounds_completed']}/"
+                        f"{self.checkpoint['rounds_requested']} rounds decided; run the same command to resume")
+            raise SeriesStopped(self.stop_reason) from None
+        self.report(f"series complete: {self.checkpoint['rounds_completed']} rounds; {self.path}")
+        return self.checkpoint
+
+    def _open(self) -> None:
+        """Start a new checkpoint or resume a compatible one; set aside whatever an interrupted run left."""
+        existing = read_checkpoint(self.path, SERIES_SCHEMA) if self.path.exists() else None
+        if existing is not None and self.fresh:
+            kept = set_aside_name(self.output, "previous")
+            os.replace(self.output, kept)
+            self.report(f"--fresh: the earlier series is kept as {kept}")
+            existing = None
+        elif existing is not None and existing.get("compatibility_key") != self.key:
+            raise AoeError(
+                f"{self.path}: cannot resume, the contest changed since this series began (compatibility key "
+                f"{str(existing.get('compatibility_key'))[:12]}… is now {self.key[:12]}…: rules, milestones, "
+                f"territories, brief or verifier scripts differ); rerun with --fresh to start a new series "
+                f"(this one is kept) or choose another --output")
+        if existing is None and self.output.exists() and any(self.output.iterdir()):
+            raise AoeError(f"{self.output}: exists and holds no {SERIES_FILE}; choose another --output")
+        if existing is None:
+            self.checkpoint = {"schema_version": SERIES_SCHEMA, "arena_id": self.manifest.arena.id,
+                               "rounds_requested": self.rounds or len(self.manifest.territories),
+                               "rounds_completed": 0, "rounds": [], "standings": [],
+                               "compatibility_key": self.key, "manifest": str(self.manifest_path)}
+            self.output.mkdir(parents=True, exist_ok=True)
+            self._save()
+            self.report(f"series {self.manifest.arena.id}: {self.checkpoint['rounds_requested']} rounds with seat "
+                        f"rotation into {self.output}")
+            return
+        self.checkpoint = existing
+        if self.rounds is not None:
+            if self.rounds < existing["rounds_completed"]:
+                raise AoeError(f"--rounds {self.rounds}: {existing['rounds_completed']} rounds are already decided "
+                               f"in {self.output}")
+            self.checkpoint["rounds_requested"] = self.rounds
+        self._set_aside_leftovers()
+        self.report(f"resuming series {existing['arena_id']} in {self.output}: {existing['rounds_completed']}/"
+                    f"{self.checkpoint['rounds_requested']} rounds already decided (kept)")
+
+    def _set_aside_leftovers(self) -> None:
+        """A round folder without its checkpoint entry was interrupted: keep it as `round-NNN.interrupted-N`."""
+        for number, folder in round_dirs(self.output):
+            if number > self.checkpoint["rounds_completed"]:
+                kept = set_aside_name(folder, "interrupted")
+                os.replace(folder, kept)
+                self.report(f"round {number}: the interrupted attempt is kept as {kept.name}; it will be run again")
+
+    async def _play_round(self, number: int) -> None:
+        manifest = rotate(self.manifest, number)
+        seats = {a.id: a.territory for a in sorted(manifest.agents, key=lambda a: a.id)}
+        total = self.checkpoint["rounds_requested"]
+        began = self.wall_clock()
+        for attempt in range(1, self.replays + 2):
+            output = self.output / round_name(number)
+            last = attempt == self.replays + 1
+            self.report(f"round {number}/{total}" + (f" (replay {attempt - 1})" if attempt > 1 else "") +
+                        " started: " + ", ".join(f"{agent} @ {territory}" for agent, territory in seats.items()))
+            world = await self._attempt(RoundPlan(number, attempt, manifest, output))
+            if world is None or world.match_state != "finished":
+                why = "could not be played" if world is None else f"ended {world.match_state}"
+                if last:
+                    raise AoeError(f"round {number} {why} {attempt} times; the series stops here "
+                                   f"(run the same command to try again)")
+                kept = set_aside_name(output, "failed")
+                os.replace(output, kept)
+                self.report(f"round {number}: {why}; kept as {kept.name}, playing it again")
+                continue
+            missing = unavailable_agents(world)
+            if missing and not last:
+                kept = set_aside_name(output, "unavailable")
+                os.replace(output, kept)
+                self.report(f"round {number}: unavailable through no fault of their own: {', '.join(missing)} "
+                            f"({_sources(world, missing)}); kept as {kept.name}, replaying the round")
+                continue
+            self._record(number, output, seats, world, missing, attempt)
+            self._round_seconds.append(self.wall_clock() - began)
+            self._progress(number, world, missing)
+            return
+
+    async def _attempt(self, plan: RoundPlan) -> World | None:
+        """One match; None when it could not be played (a boot or infrastructure error, named in the report)."""
+        runner = self.make_runner(plan)
+        self.current = runner
+        try:
+            return await runner.run()
+        except Exception as error:  # a boot or infrastructure failure is the round's, not the series' end
+            self.report(f"round {plan.number}: {type(error).__name__ + ': ' if not isinstance(error, AoeError) else ''}"
+                        f"{error}")
+            return None
+        finally:
+            self.current = None
+
+    def _record(self, number: int, output: Path, seats: dict[str, str], world: World, forfeits: list[str],
+                attempt: int) -> None:
+        winner = world.territories[world.winner].agent if world.winner in world.territories else None
+        self.checkpoint["rounds"].append({
+            "round": number, "output": str(output), "seats": seats, "winner_territory": world.winner,
+            "winner_agent": winner, "duration_ms": world.elapsed_ms,
+            "usage_agents": sorted(a for a, s in world.agents.items() if s.tokens_known or s.cost_known),
+            "forfeits": forfeits, "attempts": attempt})
+        self.checkpoint["rounds_completed"] = number
+        self.checkpoint["standings"] = series_standings(series_seats(self.output))
+        self._save()
+
+    def _save(self) -> None:
+        write_json_atomic(self.path, self.checkpoint)
+
+    def _progress(self, number: int, world: World, forfeits: list[str]) -> None:
+        total, done = self.checkpoint["rounds_requested"], self.checkpoint["rounds_completed"]
+        winner = world.territories[world.winner].agent if world.winner in world.territories else None
+        forfeit_text = f"; forfeits: {', '.join(forfeits)}" if forfeits else ""
+        self.report(f"round {number}/{total} decided in {format_clock(world.elapsed_ms)}: winner "
+                    f"{winner or 'none'}" + (f" ({world.winner})" if world.winner else "") + forfeit_text)
+        elapsed = self.wall_clock() - self._started_at
+        left = (total - done) * sum(self._round_seconds) / len(self._round_seconds)
+        self.report(f"progress: {done}/{total} rounds done, {format_clock(int(elapsed * 1000))} elapsed, "
+                    f"about {format_clock(int(left * 1000))} left")
+
+
+def _sources(world: World, agents: list[str]) -> str:
+    return ", ".join(f"{a}: {world.agents[a].failure_source or 'territory unavailable'}" for a in agents)

@@ -1,0 +1,39 @@
+"""`aoe series` as a command, headless, with the round factory swapped for scripted territories."""
+
+from __future__ import annotations
+
+import json
+
+from aoe_tui.cli import series_commands
+from aoe_tui.cli.main import main
+from tests.series.helpers import ScriptedRounds, quick_arena
+
+
+def test_aoe_series_headless_prints_rounds_events_and_progress_and_resumes(tmp_path, monkeypatch, capsys):
+    arena, output = quick_arena(tmp_path / "arena"), tmp_path / "series"
+    factories = []
+
+    def scripted(args, manifest):
+        factories.append(ScriptedRounds(manifest))
+        return factories[-1]
+    monkeypatch.setattr(series_commands, "real_round_factory", scripted)
+    argv = ["series", str(arena), "--output", str(output), "--rounds", "2", "--headless"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"aoe series: series first-build: 2 rounds with seat rotation into {output}"
+    assert "aoe series: round 1/2 started: amnesiac @ builder-two, oracle @ builder-one, tmpfs-writer @ builder-three" in out
+    assert any(line.startswith("[r2] [0:02] match finished: winner builder-two") for line in out)
+    assert any(line.startswith("aoe series: progress: 2/2 rounds done") for line in out)
+    assert out[-1].startswith(f"series folder: {output}")
+    assert json.loads((output / "series.json").read_text())["rounds_completed"] == 2
+    assert main(argv) == 0
+    assert factories[-1].plans == []
+    assert "2/2 rounds already decided (kept)" in capsys.readouterr().out
+
+
+def test_bad_series_options_are_one_line(tmp_path, capsys):
+    arena = quick_arena(tmp_path / "arena")
+    assert main(["series", str(arena), "--rounds", "0", "--headless", "--output", str(tmp_path / "s")]) == 2
+    assert capsys.readouterr().err.strip() == "aoe: --rounds 0: must be 1 or more"
+    assert main(["series", str(tmp_path / "nope.toml"), "--headless"]) == 2
+    assert "nope.toml: no such manifest" in capsys.readouterr().err

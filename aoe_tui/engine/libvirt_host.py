@@ -84,7 +84,8 @@ class LibvirtProvider:
         image = require_image()
         recorder.progress("image", f"guest image ready: {image.path}")
         specs = [TerritorySpec(t.id, manifest.territory_class(t.id).resources.vcpus,
-                               manifest.territory_class(t.id).resources.memory_mib, self.uri)
+                               manifest.territory_class(t.id).resources.memory_mib, self.uri,
+                               disk_mib=manifest.territory_class(t.id).resources.disk_mib)
                  for t in manifest.territories]
         self.runtime = MatchRuntime(match_dir.root, match_id_for(match_dir), specs, self.base_port, image)
         reservation = self.runtime.reserve_ports()

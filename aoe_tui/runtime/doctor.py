@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pwd
-import re
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,13 +19,10 @@ from aoe_tui.runtime.image import cached_image, image_dir
 from aoe_tui.runtime.kvm_probe import QEMU, choose_accel
 from aoe_tui.runtime.paths import images_dir
 from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, port_is_free
+from aoe_tui.runtime.qemu_user import DEFAULT_USER, QEMU_CONF, configured_user
 
 VIRTLOGD_SOCKET = "/var/run/libvirt/virtlogd-sock"
 SERVICES_FIX = "scripts/services   (or: virtlogd -d; libvirtd -d)"
-QEMU_CONF = Path("/etc/libvirt/qemu.conf")
-QEMU_DEFAULT_USER = "libvirt-qemu"
-"""What Debian's libvirt runs guests as when qemu.conf sets no `user`."""
-_CONF_SETTING = re.compile(r"^\s*(user|group|dynamic_ownership)\s*=\s*\"?([^\"#]*?)\"?\s*(#.*)?$")
 
 
 @dataclass(frozen=True)
@@ -142,44 +137,15 @@ async def _leftovers(hypervisor: Hypervisor, clean: bool) -> Check:
 
 
 
-def qemu_conf_settings(text: str) -> dict[str, str]:
-    """The `user`, `group` and `dynamic_ownership` lines of a qemu.conf that are not commented out."""
-    settings = {}
-    for line in text.splitlines():
-        if match := _CONF_SETTING.match(line):
-            settings[match.group(1)] = match.group(2).strip()
-    return settings
-
-
 def qemu_user_check(conf: Path = QEMU_CONF) -> Check:
-    """Whether libvirt is set up to run guests as an unprivileged user with dynamic DAC ownership.
+    """Whether guests run as libvirt's unprivileged qemu user (runtime.qemu_user decides, per match).
 
     Only a warning: a guest under root still plays fair, but a QEMU escape
     would then own the host, so the operator should know.
     """
-    try:
-        settings = qemu_conf_settings(conf.read_text(encoding="utf-8", errors="replace"))
-    except OSError as error:
-        return Check("qemu user", "warn", f"cannot read {conf} ({error.strerror}); cannot tell which user runs guests",
-                     f"make {conf} readable")
-    user = settings.get("user", QEMU_DEFAULT_USER)
-    said = f"{conf}: user = {user}" + ("" if "user" in settings else " (default)")
-    fix = f'set user = "{QEMU_DEFAULT_USER}" and dynamic_ownership = 1 in {conf}, then restart libvirtd'
-    if user in ("root", "+0", "0"):
-        return Check("qemu user", "warn", f"{said}: guests run as root", fix)
-    if not _user_exists(user):
-        return Check("qemu user", "warn", f"{said}, but there is no such user on this host", fix)
-    if settings.get("dynamic_ownership", "1") == "0":
-        return Check("qemu user", "warn", f"{said}, dynamic_ownership = 0: libvirt will not hand it the disks", fix)
-    return _ok("qemu user", f"{said}, dynamic_ownership = {settings.get('dynamic_ownership', '1 (default)')}")
-
-
-def _user_exists(user: str) -> bool:
-    try:
-        if user.startswith("+"):
-            pwd.getpwuid(int(user[1:]))
-        else:
-            pwd.getpwnam(user)
-    except (KeyError, ValueError):
-        return False
-    return True
+    choice = configured_user(conf)
+    if not choice.unprivileged:
+        return Check("qemu user", "warn", choice.reason,
+                     f'set user = "{DEFAULT_USER}" and dynamic_ownership = 1 in {conf}, then restart libvirtd')
+    return _ok("qemu user", f"{choice.reason}; a match directory that uid {choice.uid} cannot enter "
+                            "(e.g. under /root) runs its guests as root")

@@ -9,8 +9,15 @@ Choices that are not obvious (all verified on this kind of machine):
 - user-mode networking via `<qemu:commandline>` so the forwards can bind to
   127.0.0.1 only and `restrict=on` cuts the guest off from everything else; the
   NIC needs an explicit PCI slot or it collides with libvirt's disk;
-- qemu runs as root without relabelling, because the images live in a root-only
-  cache and must not have their ownership changed under other matches.
+- qemu runs as libvirt's unprivileged user with dynamic DAC ownership when the
+  match allows it (`runtime.qemu_user` decides and stages the image); the shared
+  raw base is an explicit backing store with `relabel=no`, so its root-owned,
+  read-only inode is never handed to any guest's user. Otherwise qemu runs as
+  root without relabelling;
+- the serial console is a pty whose output libvirt's virtlogd writes to
+  `console.log`, rotating it at virtlogd's `max_size` (2 MiB by default) and
+  keeping `max_backups` old files (3): a guest flooding its console cannot fill
+  the disk. A plain `type=file` serial would let qemu append forever.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ class DomainSpec:
     owner_pid: int
     owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
+    base_image: Path | None = None  # the raw backing file of `disk`; None: whatever its header names
+    unprivileged_qemu: bool = False
 
     def kernel_cmdline(self) -> str:
         return f"console=ttyS0 root=/dev/vda rw net.ifnames=0 systemd.hostname={self.territory_id}"
@@ -80,8 +89,11 @@ def render_domain_xml(spec: DomainSpec) -> str:
     ET.SubElement(domain, "clock", offset="utc")
     for event, action in (("on_poweroff", "destroy"), ("on_reboot", "restart"), ("on_crash", "destroy")):
         _text(domain, event, action)
-    seclabel = ET.SubElement(domain, "seclabel", type="static", model="dac", relabel="no")
-    _text(seclabel, "label", "+0:+0")
+    if spec.unprivileged_qemu:
+        ET.SubElement(domain, "seclabel", type="dynamic", model="dac", relabel="yes")
+    else:
+        seclabel = ET.SubElement(domain, "seclabel", type="static", model="dac", relabel="no")
+        _text(seclabel, "label", "+0:+0")
     _devices(ET.SubElement(domain, "devices"), spec)
     commandline = ET.SubElement(domain, f"{{{QEMU_NS}}}commandline")
     for value in ("-netdev", spec.netdev_arg(), "-device", "virtio-net-pci,netdev=n0,bus=pci.0,addr=0x9"):
@@ -93,9 +105,15 @@ def _devices(devices: ET.Element, spec: DomainSpec) -> None:
     disk = ET.SubElement(devices, "disk", type="file", device="disk")
     ET.SubElement(disk, "driver", name="qemu", type="qcow2")
     ET.SubElement(disk, "source", file=str(spec.disk))
+    if spec.base_image is not None:
+        backing = ET.SubElement(disk, "backingStore", type="file")
+        ET.SubElement(backing, "format", type="raw")
+        source = ET.SubElement(backing, "source", file=str(spec.base_image))
+        ET.SubElement(source, "seclabel", model="dac", relabel="no")
+        ET.SubElement(backing, "backingStore")
     ET.SubElement(disk, "target", dev="vda", bus="virtio")
-    serial = ET.SubElement(devices, "serial", type="file")
-    ET.SubElement(serial, "source", path=str(spec.console_log), append="on")
+    serial = ET.SubElement(devices, "serial", type="pty")
+    ET.SubElement(serial, "log", file=str(spec.console_log), append="on")
     ET.SubElement(serial, "target", port="0")
     ET.SubElement(devices, "controller", type="usb", model="none")
     ET.SubElement(devices, "memballoon", model="none")

@@ -33,6 +33,11 @@ _STATE_NAMES = {
     libvirt.VIR_DOMAIN_CRASHED: "crashed", libvirt.VIR_DOMAIN_BLOCKED: "running",
     libvirt.VIR_DOMAIN_PMSUSPENDED: "pmsuspended", libvirt.VIR_DOMAIN_NOSTATE: "nostate",
 }
+_PAUSED_REASONS = {
+    libvirt.VIR_DOMAIN_PAUSED_USER: "user", libvirt.VIR_DOMAIN_PAUSED_IOERROR: "ioerror",
+    libvirt.VIR_DOMAIN_PAUSED_WATCHDOG: "watchdog", libvirt.VIR_DOMAIN_PAUSED_CRASHED: "crashed",
+    libvirt.VIR_DOMAIN_PAUSED_STARTING_UP: "starting-up", libvirt.VIR_DOMAIN_PAUSED_UNKNOWN: "unknown",
+}
 _LIFECYCLE_NAMES = {
     libvirt.VIR_DOMAIN_EVENT_STARTED: "started", libvirt.VIR_DOMAIN_EVENT_SUSPENDED: "suspended",
     libvirt.VIR_DOMAIN_EVENT_RESUMED: "resumed", libvirt.VIR_DOMAIN_EVENT_STOPPED: "stopped",
@@ -156,16 +161,22 @@ class Hypervisor:
 
     async def state(self, name: str) -> str | None:
         """`running`, `paused`, `shutoff`, ... or None when no such domain exists."""
+        state = await self.state_reason(name)
+        return state[0] if state is not None else None
+
+    async def state_reason(self, name: str) -> tuple[str, str] | None:
+        """(state, reason), e.g. ("paused", "ioerror") for a guest stopped by a failing disk; None: no domain."""
         domain = await self._lookup(name)
         if domain is None:
             return None
         try:
-            state, _reason = await self.call(domain.state)
+            state, reason = await self.call(domain.state)
         except libvirt.libvirtError as error:
             if error.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
                 return None
             raise
-        return _STATE_NAMES.get(state, f"state-{state}")
+        reason_name = _PAUSED_REASONS.get(reason, f"reason-{reason}") if state == libvirt.VIR_DOMAIN_PAUSED else ""
+        return _STATE_NAMES.get(state, f"state-{state}"), reason_name
 
     async def _act(self, name: str, verb: str, action: Callable[[libvirt.virDomain], Any]) -> None:
         domain = await self._lookup(name)

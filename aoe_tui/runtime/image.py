@@ -56,6 +56,11 @@ def cached_image(recipe: GuestRecipe | None = None) -> ImageInfo | None:
     return info
 
 
+def image_mib(info: ImageInfo) -> int:
+    """The base image's virtual size (a raw file: its length), the least any guest disk can be."""
+    return -(-info.path.stat().st_size // (1024 * 1024))
+
+
 def require_image(recipe: GuestRecipe | None = None) -> ImageInfo:
     info = cached_image(recipe)
     if info is None:

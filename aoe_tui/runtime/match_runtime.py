@@ -1,6 +1,7 @@
 """The runtime as the engine sees it: all territories of one match, up and down together.
 
-Everything is checked before the first VM starts (image, ports, libvirt), all
+Everything is checked before the first VM starts (image, ports, libvirt, room
+for every disk on the match directory's filesystem, who runs QEMU), all
 guests boot in parallel, and teardown is idempotent and tolerant, so the engine
 can call `close()` from any error path, even twice, even after a failed start.
 """
@@ -8,6 +9,7 @@ can call `close()` from any error path, even twice, even after a failed start.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,8 @@ from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, Territory
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo, require_image
 from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.overlay import check_disk_room
+from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_image
 from aoe_tui.runtime.kvm_probe import choose_accel
 from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, reserve_ports
 
@@ -31,6 +35,7 @@ class TerritorySpec:
     memory_mib: int
     uri: str = DEFAULT_URI
     guest_service_port: int = GUEST_SERVICE_PORT
+    disk_mib: int | None = None  # the class's resources.disk_mib; never below the image's size
 
 
 class MatchRuntime:
@@ -53,6 +58,7 @@ class MatchRuntime:
         self.vms: dict[str, TerritoryVM] = {}
         self.boot_seconds: dict[str, float] = {}
         self._hypervisors: dict[str, Hypervisor] = {}
+        self.qemu_user: QemuUser | None = None
 
     async def __aenter__(self) -> "MatchRuntime":
         await self.start()
@@ -78,14 +84,19 @@ class MatchRuntime:
         accel = await asyncio.to_thread(choose_accel, image.kernel)
         for uri in dict.fromkeys(t.uri for t in self.territories):
             self._hypervisors[uri] = await Hypervisor.connect(uri)
+        self.qemu_user = await asyncio.to_thread(choose_for, self.match_dir)
+        if self.qemu_user.unprivileged:
+            image = await asyncio.to_thread(stage_image, image, self.match_dir / STAGE_DIR, self.qemu_user)
         for spec in self.territories:
             config = TerritoryConfig(
                 match_id=self.match_id, territory_id=spec.territory_id, vcpus=spec.vcpus,
                 memory_mib=spec.memory_mib, directory=self.match_dir / "territories" / spec.territory_id,
-                ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port)
+                ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port,
+                disk_mib=spec.disk_mib, unprivileged_qemu=self.qemu_user.unprivileged)
             keys = self.keys[spec.territory_id] = MatchKeys.for_territory(self.match_dir / "ssh", self.match_id,
                                                                           spec.territory_id)
             self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel)
+        check_disk_room(self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()})
 
     def reserve_ports(self) -> PortReservation:
         """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""
@@ -100,6 +111,7 @@ class MatchRuntime:
     async def _wait(self, vm: TerritoryVM, started: float) -> None:
         await vm.wait_for_ssh(self.ssh_timeout)
         self.boot_seconds[vm.territory_id] = time.monotonic() - started
+        await vm.grow_root_fs()
 
     def vm(self, territory_id: str) -> TerritoryVM:
         try:
@@ -116,6 +128,7 @@ class MatchRuntime:
         reservation, self.reservation = self.reservation, None
         if reservation is not None:
             reservation.release()
+        shutil.rmtree(self.match_dir / STAGE_DIR, ignore_errors=True)  # links and copies, not a record
 
 
 async def _all_or_first_error(operations) -> None:

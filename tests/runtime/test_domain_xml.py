@@ -62,6 +62,27 @@ def test_disk_console_and_owner_stamp() -> None:
     assert disk.find("source").get("file") == "/m/overlay.qcow2"
     assert disk.find("driver").get("type") == "qcow2"
     serial = root.find("devices/serial")
-    assert serial.get("type") == "file" and serial.find("source").get("path") == "/m/console.log"
+    assert serial.get("type") == "pty" and serial.find("log").get("file") == "/m/console.log"
+    assert serial.find("log").get("append") == "on"  # virtlogd writes and rotates it, not qemu
     owner = root.find(f"metadata/{{{OWNER_NS}}}owner")
     assert (owner.get("pid"), owner.get("host"), owner.get("kind")) == ("1234", "arena-host", "match")
+
+
+def test_root_qemu_without_relabelling_unless_unprivileged() -> None:
+    root = ET.fromstring(render_domain_xml(_spec()))
+    label = root.find("seclabel")
+    assert (label.get("type"), label.get("relabel"), label.findtext("label")) == ("static", "no", "+0:+0")
+    label = ET.fromstring(render_domain_xml(_spec(unprivileged_qemu=True))).find("seclabel")
+    assert (label.get("type"), label.get("model"), label.get("relabel")) == ("dynamic", "dac", "yes")
+    assert label.find("label") is None  # libvirt takes user and group from qemu.conf
+
+
+def test_the_shared_base_is_an_explicit_backing_store_never_relabelled() -> None:
+    assert ET.fromstring(render_domain_xml(_spec())).find("devices/disk/backingStore") is None
+    disk = ET.fromstring(render_domain_xml(_spec(base_image=Path("/m/image/base.raw"), unprivileged_qemu=True))
+                         ).find("devices/disk")
+    backing = disk.find("backingStore")
+    assert backing.find("format").get("type") == "raw" and backing.find("source").get("file") == "/m/image/base.raw"
+    label = backing.find("source/seclabel")
+    assert (label.get("model"), label.get("relabel")) == ("dac", "no")
+    assert backing.find("backingStore") is not None and len(backing.find("backingStore")) == 0  # chain ends here

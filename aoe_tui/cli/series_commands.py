@@ -16,6 +16,7 @@ from typing import Any, Callable
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.engine.benchmark import BenchmarkRunner
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.provider import ProcessLauncher
@@ -24,8 +25,10 @@ from aoe_tui.engine.series import DEFAULT_REPLAYS, RoundPlan, RunnerFactory, Ser
 from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.store.manifest_file import load_manifest
+from aoe_tui.store.series_files import read_suite
 
 SERIES_DIR = Path("series")
+BENCHMARK_DIR = Path("benchmark")
 
 
 def standings(args: argparse.Namespace) -> int:
@@ -101,6 +104,14 @@ def series(args: argparse.Namespace) -> int:
                                           f"open it with `aoe replay {output}`)")
 
 
+def benchmark(args: argparse.Namespace) -> int:
+    output = args.output if args.output is not None else BENCHMARK_DIR / read_suite(args.suite)[0].suite.id
+    runner = BenchmarkRunner(args.suite, output, lambda manifest: narrated(real_round_factory(args, manifest)),
+                             fresh=args.fresh, replays=args.replays, report=_say)
+    return run_unattended(runner, lambda: f"benchmark folder: {output}  (standings: `aoe standings {output}`; "
+                                          f"open it with `aoe replay {output}`)")
+
+
 def _add_unattended_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replays", type=int, default=DEFAULT_REPLAYS,
                    help="replays of a round in which an agent was unavailable through no fault of its own "
@@ -121,6 +132,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--headless", action="store_true", help="no TUI: one line per round and meaningful event")
     _add_unattended_options(p)
     p.set_defaults(handler=series)
+
+    p = subparsers.add_parser("benchmark", help="run a benchmark suite: one series per arena, headless (resumable)")
+    p.add_argument("suite", type=Path, help="suite TOML, e.g. suites/first-build.toml")
+    p.add_argument("--output", type=Path, default=None,
+                   help="benchmark folder (default ./benchmark/<suite_id>); re-running the same command resumes it")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over: the existing benchmark folder is kept as <folder>.previous-N")
+    _add_unattended_options(p)
+    p.set_defaults(handler=benchmark)
 
     p = subparsers.add_parser("standings", help="standings of a series or benchmark folder, from its round matches")
     p.add_argument("path", type=Path, help="a series folder (series.json, round-NNN/) or a benchmark folder")

@@ -40,9 +40,12 @@ def write_round_arena(round_dir: Path, adapter: str = "claux", effort: dict[str,
     (round_dir / "arena.json").write_text(json.dumps(data))
 
 
-def quick_arena(directory: Path, **rules) -> Path:
+def quick_arena(directory: Path, territories: int = 3, arena_id: str | None = None, **rules) -> Path:
     """First Build cut to its first milestone (`service-up` completes it): a scripted round takes ~0.5 s."""
     data = arena_data(duration_seconds=60, post_match_drain_seconds=1, **rules)
+    data["territories"] = data["territories"][:territories]
+    data["agents"] = data["agents"][:territories]
+    data["arena"]["id"] = arena_id or data["arena"]["id"]
     data["build"]["milestones"] = data["build"]["milestones"][:1]
     data["build"]["completion_milestone"] = data["build"]["milestones"][0]["id"]
     data.pop("visualization", None)

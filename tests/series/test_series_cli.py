@@ -37,3 +37,20 @@ def test_bad_series_options_are_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == "aoe: --rounds 0: must be 1 or more"
     assert main(["series", str(tmp_path / "nope.toml"), "--headless"]) == 2
     assert "nope.toml: no such manifest" in capsys.readouterr().err
+
+
+def test_aoe_benchmark_headless_writes_benchmark_json_and_standings_read_it(tmp_path, monkeypatch, capsys):
+    from tests.series.test_benchmark import write_suite
+
+    suite, output = write_suite(tmp_path), tmp_path / "bench"
+    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: ScriptedRounds(manifest))
+    assert main(["benchmark", str(suite), "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "aoe series: [first-build-duo] round 1/2 started" in out and f"benchmark folder: {output}" in out
+    stored = json.loads((output / "benchmark.json").read_text())
+    assert main(["standings", str(output), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["standings"] == stored["standings"] and len(printed["arenas"]) == 2
+    assert main(["standings", str(output)]) == 0
+    text = capsys.readouterr().out
+    assert "arena first-build-duo" in text and "milestones" in text.splitlines()[0]

@@ -1,20 +1,26 @@
 """The Textual app: a match browser and a match screen over saved (and, later, live) matches.
 
 The clock is injected so playback in tests advances exactly as far as the
-test says; the real app uses `time.monotonic`.
+test says; the real app uses `time.monotonic`. Notifications and every
+rendered line are literal (`aoe_tui.app.literal`): an error message may quote
+what a guest said.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.app import App
+from textual.filter import LineFilter
+from textual.notifications import SeverityLevel
 
+from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.app.browser import BrowserScreen
 from aoe_tui.app.help_screen import HelpScreen
+from aoe_tui.app.literal import NoControlCharacters
 from aoe_tui.app.match_screen import MatchScreen
 from aoe_tui.app.session import MatchSession
 
@@ -30,6 +36,16 @@ class AoeApp(App[None]):
         self.roots = roots or []
         self.clock = clock
         self.mode = mode
+        self._no_controls = NoControlCharacters()
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), self._no_controls]
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification is plain text: `markup` (a screen's `notify` passes True) is ignored."""
+        super().notify(clean_text(message), title=clean_text(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     def on_mount(self) -> None:
         self.show_first_screen()

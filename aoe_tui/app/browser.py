@@ -11,10 +11,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from aoe_tui.app.literal import LiteralTable
 from aoe_tui.app.match_catalog import CatalogEntry, build_catalog
 
 # Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
-COLUMNS = {"match": 46, "arena": 30, "date": 17, "winner": 16, "duration": 9, "events": 12}
+# What a user scans for comes first, so at 80 columns the match, its state, winner and duration still show.
+COLUMNS = {"match": 34, "state": 10, "winner": 14, "duration": 8, "arena": 30, "date": 16, "events": 11}
 
 
 class BrowserScreen(Screen[None]):
@@ -34,7 +36,7 @@ class BrowserScreen(Screen[None]):
         where = ", ".join(str(root) for root in self.roots)
         yield Static(Content.assemble((" MATCHES ", "reverse bold $accent"), " saved matches under ", where),
                      id="browser-title")
-        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True, id="browser-table")
+        table = LiteralTable(cursor_type="row", zebra_stripes=True, id="browser-table")
         for column, width in COLUMNS.items():
             table.add_column(column, key=column, width=width)
         yield table

@@ -12,9 +12,12 @@ from functools import partial
 from textual.actions import parse
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.screen import Screen
 
-from aoe_tui.app.help_screen import screen_bindings
+from aoe_tui.app.help_screen import binding_title, screen_bindings
+from aoe_tui.app.literal import literal
 
 
 def _enabled(screen: Screen, binding: Binding) -> bool:
@@ -23,10 +26,20 @@ def _enabled(screen: Screen, binding: Binding) -> bool:
     return bool(screen.check_action(name, parameters))
 
 
+def _highlight(matcher: Matcher, title: str) -> Content:
+    """`Matcher.highlight` parses the title as markup; a filter names an event kind from the log."""
+    content = literal(title)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, title)
+    for offset in offsets:
+        if offset < len(content) and not title[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
 class MatchCommands(Provider):
     def _commands(self) -> list[tuple[str, object]]:
         screen = self.screen
-        commands = [(binding.description, partial(screen.call_later, screen.run_action, binding.action))
+        commands = [(binding_title(binding), partial(screen.call_later, screen.run_action, binding.action))
                     for binding in screen_bindings(screen) if binding.description and _enabled(screen, binding)]
         filter_options = getattr(screen, "filter_options", None)
         if filter_options is not None:
@@ -37,11 +50,11 @@ class MatchCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, command in self._commands():
-            yield DiscoveryHit(title, command)
+            yield DiscoveryHit(literal(title), command, text=title)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, command in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), command, text=title)
+                yield Hit(score, _highlight(matcher, title), command, text=title)

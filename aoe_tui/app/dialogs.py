@@ -12,6 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from aoe_tui.app.literal import literal
+
 T = TypeVar("T")
 
 
@@ -49,7 +51,7 @@ class PickerScreen(ModalScreen[T | None], Generic[T]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Content.styled(self.title_text, "bold"))
-            yield OptionList(*[Option(label, id=str(i)) for i, label in enumerate(self.labels)])
+            yield OptionList(*[Option(literal(label), id=str(i)) for i, label in enumerate(self.labels)])
             yield Static(Content.styled("enter to choose · escape to cancel", "$text-muted"))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from aoe_tui.domain.events import EventBase
 from aoe_tui.app.event_rows import EventFilter, EventRow, EventRows
+from aoe_tui.app.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 REBUILD_AFTER_REMOVING = 50
@@ -38,7 +39,7 @@ class EventList(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(classes="filter-line")
-        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
+        table = LiteralTable(cursor_type="row", zebra_stripes=True)
         for column, width in COLUMNS.items():
             table.add_column(column, key=column, width=width)
         yield table
@@ -82,7 +83,7 @@ class EventList(Vertical):
 
     def _show_filter(self) -> None:
         shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"
-        self.query_one(".filter-line", Static).update(shown)
+        self.query_one(".filter-line", Static).update(literal(shown))
 
     def sync(self, position: int) -> None:
         self.position = position

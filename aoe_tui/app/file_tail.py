@@ -2,16 +2,16 @@
 
 Only the end of the file is read, so a console log of many megabytes costs
 the same as a small one; terminal escape sequences from the guest's console
-are dropped because they would repaint the app, not the text.
+are dropped (`clean_text`) because they would repaint the app, not the text.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from aoe_tui.domain.untrusted import clean_text
+
 READ_BYTES = 64 * 1024
-_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def tail_lines(path: Path, lines: int) -> list[str]:
@@ -24,6 +24,6 @@ def tail_lines(path: Path, lines: int) -> list[str]:
             raw = handle.read()
     except OSError:
         return []
-    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    kept = [_ESCAPES.sub("", line).rstrip() for line in text.split("\n")]
+    text = clean_text(raw.decode("utf-8", errors="replace"), limit=READ_BYTES)
+    kept = [line.rstrip() for line in text.split("\n")]
     return [line for line in kept if line.strip()][-lines:]

@@ -8,6 +8,7 @@ from textual.widgets import Static
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.world import World
 
+SEPARATOR = " · "
 MATCH_STATE_STYLES = {"running": "$primary", "finished": "$success", "aborted": "$error", "paused": "$accent"}
 
 
@@ -15,7 +16,9 @@ class MatchHeader(Static):
     """One line; the badge says REPLAY or LIVE so a viewer never mistakes one for the other.
 
     The screen decides the badge (a live match scrubbed back says how many
-    events arrived since), so the header only draws it.
+    events arrived since), so the header only draws it. Parts are joined by
+    " · ", so no view of the line (a narrow crop, a copied screen) glues a
+    clock to the word after it.
     """
 
     def __init__(self, arena: str, name: str, has_timeline: bool, **kwargs) -> None:
@@ -28,14 +31,14 @@ class MatchHeader(Static):
         state = "paused" if world.paused and world.match_state == "running" else world.match_state
         parts: list[Content | tuple[str, str] | str] = [
             badge, " ",
-            (self.arena, "bold"), " · ", self.match_name, "  ",
-            (state, MATCH_STATE_STYLES.get(state, "")), "  ",
+            (self.arena, "bold"), SEPARATOR, self.match_name, SEPARATOR,
+            (state, MATCH_STATE_STYLES.get(state, "")), SEPARATOR,
             (f"{format_clock(elapsed_ms)} / {format_clock(duration_ms)}", "bold"),
         ]
         if not self.has_timeline:
-            parts += ["  ", ("final state only: no timeline", "$warning")]
+            parts += [SEPARATOR, ("final state only: no timeline", "$warning")]
         if world.winner:
-            parts += ["  winner ", (world.winner, "bold $success")]
+            parts += [SEPARATOR, "winner ", (world.winner, "bold $success")]
         elif leader:
-            parts += ["  leader ", (leader, "bold"), f" {world.territories[leader].milestone_points} pts"]
+            parts += [SEPARATOR, "leader ", (leader, "bold"), f" {world.territories[leader].milestone_points} pts"]
         self.update(Content.assemble(*parts))

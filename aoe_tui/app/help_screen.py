@@ -29,13 +29,18 @@ def screen_bindings(screen: Screen) -> list[Binding]:
     return list(by_key.values())
 
 
+def binding_title(binding: Binding) -> str:
+    """What a key does in full words: the footer may show a shorter description, the tooltip says it all."""
+    return binding.tooltip or binding.description
+
+
 def binding_lines(screen: Screen) -> list[tuple[str, str]]:
     lines = []
     for binding in screen_bindings(screen):
         if isinstance(binding, Binding) and binding.description:
             keys = binding.key_display or binding.key
             lines.append((keys.replace("left_square_bracket", "[").replace("right_square_bracket", "]"),
-                          binding.description))
+                          binding_title(binding)))
     return lines
 
 

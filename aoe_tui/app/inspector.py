@@ -12,6 +12,11 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from aoe_tui.app.literal import literal
+
+# A stall of hundreds of failures is long but must still show whole; a runaway tool output is cut.
+INSPECTOR_LIMIT = 1_000_000
+
 
 class InspectorScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
@@ -25,5 +30,6 @@ class InspectorScreen(ModalScreen[None]):
         with Vertical(id="inspector"):
             yield Static(Content.styled(self.title_text, "bold"), id="inspector-title")
             with VerticalScroll(id="inspector-body"):
-                yield Static(Content(json.dumps(self.payload, indent=2, ensure_ascii=False)), id="inspector-json")
+                yield Static(literal(json.dumps(self.payload, indent=2, ensure_ascii=False), INSPECTOR_LIMIT),
+                             id="inspector-json")
             yield Static(Content.styled("escape to close", "$text-muted"))

@@ -58,9 +58,10 @@ class LiveMatchScreen(MatchScreen):
     BINDINGS = [
         # Watching live, steering matters more than playback speed: those keys still work, off the footer.
         *[replace(binding, show=False) for binding in MatchScreen.BINDINGS if binding.action in QUIET_WHEN_LIVE],
-        Binding("1", "select(0)", "Select territory", key_display="1-9"),
+        # The footer gets short words so every steering key fits at 160 columns; help and palette the long ones.
+        Binding("1", "select(0)", "Select", key_display="1-9", tooltip="Select territory"),
         *[Binding(str(n), f"select({n - 1})", "", show=False) for n in range(2, 10)],
-        Binding("d", "drill_down", "Territory details"),
+        Binding("d", "drill_down", "Details", tooltip="Territory details"),
         Binding("p", "pause_match", "Pause match"),
         Binding("r", "resume_match", "Resume match"),
         Binding("m", "pause_milestone", "Pause milestone…"),

@@ -3,7 +3,9 @@
 Anything `load_match` opens counts: match directories (a folder with
 `events.jsonl` or `world.json`), single-file `*.match.json` and world-only
 `*.world.json`. A match that fails to load is still listed, with its error,
-so a broken artifact is visible instead of silently missing.
+so a broken artifact is visible instead of silently missing. A log that
+ends without a final state (a match still running, or one whose process was
+killed) reads "unfinished", not the "preparing" or "running" it stopped in.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import SavedMatch, load_match
 
 MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
+FINAL_STATES = ("finished", "aborted")
 STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
 
 
@@ -27,6 +30,7 @@ class CatalogEntry:
     name: str
     arena: str
     date: str
+    state: str
     winner: str
     duration: str
     events: int
@@ -35,8 +39,8 @@ class CatalogEntry:
 
     def cells(self) -> tuple[str, ...]:
         if self.error:
-            return (self.name, "unreadable", "", "", "", self.error)
-        return (self.name, self.arena, self.date, self.winner, self.duration,
+            return (self.name, "unreadable", "", "", self.error, "", "")
+        return (self.name, self.state, self.winner, self.duration, self.arena, self.date,
                 str(self.events) if self.events else "no timeline")
 
 
@@ -75,10 +79,15 @@ def catalog_entry(path: Path) -> CatalogEntry:
     try:
         match = load_match(path)
     except AoeError as error:
-        return CatalogEntry(path, path.name, "", "", "", "", 0, error=str(error))
+        return CatalogEntry(path, path.name, "", "", "", "", "", 0, error=str(error))
     world = match.world
-    return CatalogEntry(path, match.name, match.arena_name, match_date(match), world.winner or "none",
-                        format_clock(world.elapsed_ms), len(match.events), match=match)
+    return CatalogEntry(path, match.name, match.arena_name, match_date(match), final_state(match),
+                        world.winner or "none", format_clock(world.elapsed_ms), len(match.events), match=match)
+
+
+def final_state(match: SavedMatch) -> str:
+    state = match.world.match_state
+    return state if state in FINAL_STATES else "unfinished"
 
 
 def build_catalog(roots: list[Path]) -> list[CatalogEntry]:

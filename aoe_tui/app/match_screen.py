@@ -21,6 +21,7 @@ from aoe_tui.app.event_list import EventList
 from aoe_tui.app.event_rows import EventFilter
 from aoe_tui.app.header import MatchHeader
 from aoe_tui.app.inspector import InspectorScreen
+from aoe_tui.app.literal import literal
 from aoe_tui.app.playback import JUMP_MS, Playback
 from aoe_tui.app.report_screen import ReportScreen
 from aoe_tui.app.scoreboard import Scoreboard
@@ -97,7 +98,7 @@ class MatchScreen(Screen[None]):
             with TabPane("Events", id="tab-events"):
                 yield EventList(self.session.timeline.events, id="events")
             for index, agent_id in enumerate(self._agents):
-                with TabPane(f"Tools · {agent_id}", id=f"tab-feed-{index}"):
+                with TabPane(literal(f"Tools · {agent_id}"), id=f"tab-feed-{index}"):
                     yield ToolFeed(agent_id, self.session.tool_calls[agent_id], id=f"feed-{index}")
         yield Footer()
 
@@ -106,6 +107,10 @@ class MatchScreen(Screen[None]):
             self.playback.end()
         self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)
         self.refresh_cursor()
+        skipped = self.session.match.skipped_files()
+        if skipped:
+            self.notify("\n".join(f"{name}: {reason}" for name, reason in skipped), severity="warning", timeout=15,
+                        title=f"{len(skipped)} damaged file{'s' if len(skipped) != 1 else ''} skipped")
 
     # -- the cursor ---------------------------------------------------------------------------------
 
@@ -130,8 +135,11 @@ class MatchScreen(Screen[None]):
         return self.playback.elapsed_ms, self.playback.duration_ms
 
     def badge(self) -> tuple[str, str]:
-        """REPLAY; or LIVE while following a live match, else how far behind live the cursor is."""
+        """REPLAY (saying so when the match was aborted: the cursor's state may still read "preparing");
+        or LIVE while following a live match, else how far behind live the cursor is."""
         if self.session.mode != "live":
+            if self.session.timeline.head.match_state == "aborted":
+                return " REPLAY · aborted ", "reverse bold $error"
             return " REPLAY ", "reverse bold $accent"
         behind = self.playback.last_position - self.playback.position
         if self.playback.following or behind <= 0:

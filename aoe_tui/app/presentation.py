@@ -10,6 +10,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.domain.world import AgentState, MilestoneState, World
 
 UNAVAILABLE = "unavailable"
@@ -130,5 +131,7 @@ def milestone_note(milestone: MilestoneState | None, status: str) -> str:
 
 
 def first_line(text: str | None, limit: int = 200) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    """The first line of what may be player text, cleaned (`clean_text`) and cut to `limit`."""
+    text = clean_text(text or "").strip()
+    line = text.splitlines()[0] if text else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"

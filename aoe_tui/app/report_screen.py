@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from aoe_tui.analysis.tampering import tampering_summary
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.app import presentation as show
+from aoe_tui.app.literal import LiteralTable, literal
 from aoe_tui.app.session import MatchSession
 
 TABS = {"fought": "How they fought", "agents": "Agents", "standings": "Standings", "provenance": "Provenance"}
@@ -22,7 +23,7 @@ NO_PROVENANCE = "Exact provenance is unavailable for this historical match."
 
 
 def _table(columns: tuple[str, ...], rows: list[tuple], **kwargs) -> DataTable:
-    table: DataTable = DataTable(cursor_type="row", zebra_stripes=True, **kwargs)
+    table = LiteralTable(cursor_type="row", zebra_stripes=True, **kwargs)
     table.add_columns(*columns)
     table.add_rows(rows)
     return table
@@ -46,12 +47,16 @@ class ReportScreen(Screen[None]):
         yield Static(Content.assemble((" REPORT ", "reverse bold $accent"), " ",
                                       (self.session.match.arena_name, "bold"), " · ", self.session.match.name),
                      classes="report-title")
+        skipped = self.session.match.skipped_files()
+        if skipped:
+            yield Static(literal("skipped (damaged): " + " · ".join(f"{name} ({reason})" for name, reason in skipped)),
+                         classes="report-note report-skipped")
         with TabbedContent(initial=self.initial_tab):
             with TabPane(TABS["fought"], id="fought"):
                 yield Static("Deterministic analysis of observable tool calls. "
                              "Private model reasoning is never parsed.", classes="report-note")
                 yield self._fought_table()
-                yield Static(self._call_counts(), classes="report-note")
+                yield Static(literal(self._call_counts()), classes="report-note")
             with TabPane(TABS["agents"], id="agents"):
                 yield self._agents_table()
             with TabPane(TABS["standings"], id="standings"):

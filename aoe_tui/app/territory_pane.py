@@ -12,6 +12,7 @@ from aoe_tui.domain.manifest import Visualization
 from aoe_tui.domain.world import World
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app import presentation as show
+from aoe_tui.app.literal import literal
 from aoe_tui.app.service_map_view import ServiceMap
 from aoe_tui.app.tool_calls import ToolCallIndex
 
@@ -58,8 +59,8 @@ class TerritoryPane(Vertical):
         state = territory.competitor_state if territory else "preparing"
         # A rank means something only once a territory has scored; before that all are equal.
         scored = territory is not None and territory.milestone_points > 0
-        self.border_title = f"#{rank} {self.territory_id}" if scored else self.territory_id
-        self.border_subtitle = f"{territory.milestone_points if territory else 0} pts · {state}"
+        self.border_title = literal(f"#{rank} {self.territory_id}" if scored else self.territory_id)
+        self.border_subtitle = literal(f"{territory.milestone_points if territory else 0} pts · {state}")
         for name in show.COMPETITOR_STYLES:
             self.set_class(name == state, f"-{name}")
         self._set("identity", self._identity(state))

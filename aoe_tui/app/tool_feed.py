@@ -6,6 +6,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from aoe_tui.domain.clock import format_clock
+from aoe_tui.app.literal import LiteralTable
 from aoe_tui.app.presentation import first_line
 from aoe_tui.app.tool_calls import ToolCall, ToolCallIndex
 
@@ -19,7 +20,7 @@ def call_cells(call: ToolCall) -> tuple[str, ...]:
             first_line(call.command, 48), first_line(call.output_excerpt, 80))
 
 
-class ToolFeed(DataTable):
+class ToolFeed(LiteralTable):
     class Inspect(Message):
         def __init__(self, call: ToolCall) -> None:
             super().__init__()

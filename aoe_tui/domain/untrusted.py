@@ -19,9 +19,10 @@ from typing import Any
 DEFAULT_LIMIT = 16_000
 
 # ESC-introduced strings (OSC, DCS, SOS, PM, APC) and their 8-bit forms run to
-# BEL or ST; an unterminated one runs to the end. CSI has parameters and one
-# final byte; any other ESC sequence is intermediates plus one final byte.
-_STRING_SEQUENCE = r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c|$)"
+# BEL or ST; an unterminated one ends at the line (its ESC gone, the rest is
+# harmless text, and a console tail keeps its later lines). CSI has parameters
+# and one final byte; any other ESC sequence is intermediates plus one final byte.
+_STRING_SEQUENCE = r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
 _CSI = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
 _OTHER_ESCAPE = r"\x1b[ -/]*[0-~]?"
 _SEQUENCES = re.compile(f"{_STRING_SEQUENCE}|{_CSI}|{_OTHER_ESCAPE}")

@@ -186,7 +186,7 @@ async def test_report_tables_hold_the_agents_and_standings(clock):
         assert agents.row_count == 3
         assert [str(c) for c in agents.get_row_at(0)][:5] == ["claux", "builder-one", "openai/gpt-5.6-luna", "claux", "high"]
         standings = app.screen.query_one("#standings-table", DataTable)
-        assert standings.get_row_at(0)[1] == "builder-three"
+        assert str(standings.get_row_at(0)[1]) == "builder-three"
 
 
 async def test_help_screen_lists_the_keys(clock):
@@ -260,7 +260,7 @@ async def test_browser_lists_matches_and_enter_opens_one(clock):
         assert isinstance(browser, BrowserScreen)
         table = browser.query_one(DataTable)
         assert table.row_count == 4
-        names = [table.get_row_at(i)[0] for i in range(table.row_count)]
+        names = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
         assert "harness-exhibition-20260915-225225" in names
         table.focus()
         table.move_cursor(row=names.index("harness-exhibition-20260915-225225"))

@@ -6,6 +6,7 @@ playback timer stays paused, and nothing here raises a notification.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -72,15 +73,30 @@ def test_help(snap_compare):
     assert snap_compare(replay_app(HARNESS), terminal_size=NARROW, press=["question_mark"])
 
 
-def test_browser(snap_compare, tmp_path, monkeypatch):
+def browser_app(tmp_path, monkeypatch) -> AoeApp:
+    """The seeds, a world-only match and a match aborted while booting (its one event: `aborted`)."""
     matches = tmp_path / "matches"
     matches.mkdir()
     for path in SEED_MATCHES + [WORLD_ONLY]:
         shutil.copy(path, matches / path.name)
         os.utime(matches / path.name, (1_760_000_000, 1_760_000_000))  # matches without a stamp date by mtime
+    aborted = matches / "first-build-20260101-120000"
+    aborted.mkdir()
+    (aborted / "events.jsonl").write_text(json.dumps(
+        {"schema_version": 1, "sequence": 0, "elapsed_ms": 0, "kind": "match_state_changed", "from": "preparing",
+         "to": "aborted", "reason": "builder-two: SSH did not answer within 240 s"}) + "\n")
     monkeypatch.chdir(tmp_path)
+    return AoeApp(roots=[Path("matches")], clock=FakeClock())
 
-    async def run_before(pilot) -> None:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-    assert snap_compare(AoeApp(roots=[Path("matches")], clock=FakeClock()), terminal_size=WIDE, run_before=run_before)
+
+async def scanned(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_browser(snap_compare, tmp_path, monkeypatch):
+    assert snap_compare(browser_app(tmp_path, monkeypatch), terminal_size=WIDE, run_before=scanned)
+
+
+def test_browser_at_80_columns_shows_state_winner_and_duration(snap_compare, tmp_path, monkeypatch):
+    assert snap_compare(browser_app(tmp_path, monkeypatch), terminal_size=NARROW, run_before=scanned)

@@ -19,6 +19,7 @@ HOSTILE = [
     ("bell\x07 back\x08 nul\x00 del\x7f c1\x85", "bell back nul del c1"),
     ("tab\tnew\nline", "tab\tnew\nline"),
     ("\x1b]0;unterminated title forever", ""),
+    ("\x1b]0;unterminated\nnext line", "\nnext line"),
     ("lone escape\x1b", "lone escape"),
     ("\x1bcreset", "reset"),
 ]

@@ -1,0 +1,66 @@
+"""A live match whose agents print markup and escape sequences: the app keeps running and shows them literally.
+
+Before the app rendered player text literally, a tool call like `ls [/usr/bin]`
+or a summary with `[/]` raised `MarkupError`: the app exited, the engine was
+cancelled and the match was recorded as interrupted by the operator.
+"""
+
+from __future__ import annotations
+
+import json
+
+from aoe_tui.app.live_app import LiveApp
+from aoe_tui.app.live_screen import LiveMatchScreen
+from aoe_tui.app.territory_screen import TerritoryScreen
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+from tests.app_live.conftest import LIVE_RACE, GatedSource, hold_at
+from tests.engine.helpers import ARENA
+
+SIZE = (160, 48)
+ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
+SUMMARY = "gave up: GET /health returned body '[/]' [bold red]boom"
+COMMAND = "ls [/usr/bin]"
+OUTPUT = "[link=https://x]y[/link] [/]"
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
+    output, source = tmp_path / "m", GatedSource(limit=0)
+    launcher = ScriptedLauncher(scripts={"amnesiac": AgentScript(finishes_after=6, status="failed",
+                                                                 summary=SUMMARY + ESCAPES)})
+    runner = MatchRunner(ARENA, output, ScriptedProvider(dict(LIVE_RACE)), launcher, source=source, drain_seconds=4)
+    app = LiveApp(runner, clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await hold_at(pilot, source, 12)
+        screen = app.screen
+        assert isinstance(screen, LiveMatchScreen)
+        trace = output / "agents" / "oracle" / "tool_trace.jsonl"
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        trace.write_text(json.dumps({"id": "call-001", "name": "Bash", "input": {"command": COMMAND,
+                                     "description": OUTPUT}, "output": OUTPUT + ESCAPES, "is_error": False,
+                                     "started_after_ms": 1000, "duration_ms": 300}) + "\n")
+        (output / "agents" / "oracle" / "stdout.log").write_text(f"{OUTPUT}{ESCAPES}\n")
+        screen.live_tick()
+        await pilot.pause()
+        screen.action_next_feed()
+        await pilot.pause()
+        text = screen_text(app)
+        assert COMMAND in text and OUTPUT in text and "pwned" not in text
+        screen.set_filter(kind="agent_finished")
+        await pilot.pause()
+        assert SUMMARY in screen_text(app)
+        screen.action_clear_filters()
+        screen.notify(SUMMARY, title="[bold]title[/]")
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, TerritoryScreen) and OUTPUT in screen_text(app)
+        await pilot.press("escape")
+        await hold_at(pilot, source, 14)
+        assert app.is_running and app.engine_running and app.screen is screen
+        assert "match_finished" not in [e.kind for e in runner.recorder.events]
+    finished = [e.to_json() for e in runner.recorder.events if e.kind == "agent_finished"]
+    assert finished[0]["detail"] == SUMMARY  # markup kept as text, escapes stripped where it entered the log

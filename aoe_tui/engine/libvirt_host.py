@@ -98,6 +98,9 @@ class LibvirtProvider:
             recorder.progress("boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})",
                               spec.territory_id)
         await self.runtime.start()
+        user = self.runtime.qemu_user
+        recorder.progress("boot", f"QEMU runs as uid {user.uid} ({user.reason})" if user.unprivileged
+                          else f"QEMU runs as root: {user.reason}")
         order = sorted(self.runtime.boot_seconds, key=self.runtime.boot_seconds.__getitem__)
         for territory_id in order:
             recorder.progress("ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s",

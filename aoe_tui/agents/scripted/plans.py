@@ -97,3 +97,5 @@ from aoe_tui.agents.scripted.cheat_durability import CHEATS  # noqa: E402  (adve
 PLANS.update(CHEATS)
 from aoe_tui.agents.scripted.cheat_reach import REACH_CHEATS  # noqa: E402  (adapter confinement, issue 10)
 PLANS.update(REACH_CHEATS)
+from aoe_tui.agents.scripted.cheat_flood import FLOOD_CHEATS  # noqa: E402  (bounded, inert input, issue 10)
+PLANS.update(FLOOD_CHEATS)

@@ -128,3 +128,17 @@ def test_chains_left_by_a_dead_referee_are_removed_on_the_next_launch() -> None:
     assert f"AOE-ADAPTER-{uid}" in os.popen("iptables -w -S").read()
     AdapterFirewall.remove_stale(referee_alive)
     assert f"AOE-ADAPTER-{uid}" not in os.popen("iptables -w -S").read()
+
+
+async def test_confinement_is_undone_even_when_the_referee_only_polls(tmp_path: Path) -> None:
+    files = AgentFiles(tmp_path / "m" / "agents" / "a")
+    sandbox = Sandbox(next_adapter_uid(), files.directory, hidden=(Path.home(), tmp_path / "m"))
+    process = AgentProcess("a", "one", files)
+    await process.start(["bash", "-c", f"echo x > {files.directory}/own.txt"], basic_env(), sandbox)
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if process.exited and (files.directory / "own.txt").stat().st_uid == os.getuid():
+            break
+    assert process.exited and process.exit_code == 0
+    assert {p.stat().st_uid for p in (files.directory, files.directory / "own.txt")} == {os.getuid()}
+    assert f"AOE-ADAPTER-{sandbox.uid}" not in os.popen("iptables -w -S").read()

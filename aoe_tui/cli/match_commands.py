@@ -1,24 +1,37 @@
 """Commands over saved matches and manifests: replay, inspect, info, validate.
 
 They are the scriptable face of the store layer: `--json` output is stable
-and machine-readable, the plain output is for a person at a terminal.
+and machine-readable, the plain output is for a person at a terminal. A saved
+match may come from anywhere, so nothing it holds reaches the terminal as a
+control character: plain lines are cleaned, JSON escapes the C1 and DEL
+characters `json.dumps` would pass through raw.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.manifest_file import manifest_problems
 from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.summary import match_summary_lines
 
 
+_RAW_CONTROLS = re.compile(r"[\x7f-\x9f]")
+
+
 def _print_json(data: object) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    print(_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+def _print_text(line: str) -> None:
+    print(clean_text(line))
 
 
 def replay(args: argparse.Namespace) -> int:
@@ -42,10 +55,10 @@ def inspect(args: argparse.Namespace) -> int:
         _print_json(event.to_json())
     else:
         data = event.to_json()
-        print(f"event #{event.sequence} at {format_clock(event.elapsed_ms)}  {event.kind}")
+        _print_text(f"event #{event.sequence} at {format_clock(event.elapsed_ms)}  {event.kind}")
         for key, value in data.items():
             if key not in ("schema_version", "sequence", "elapsed_ms", "kind"):
-                print(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+                _print_text(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
     return 0
 
 
@@ -54,9 +67,10 @@ def info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(info_json(match))
     else:
-        print("\n".join(match_summary_lines(match)))
+        for line in match_summary_lines(match):
+            _print_text(line)
         for name, reason in match.skipped_files():
-            print(f"skipped    {name}: {reason}")
+            _print_text(f"skipped    {name}: {reason}")
     return 0
 
 

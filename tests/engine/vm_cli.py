@@ -26,6 +26,8 @@ def short_arena(directory: Path, duration_seconds: int = 45) -> Path:
     """First Build with two guests (oracle vs amnesiac) and a short clock, as arena.json."""
     data = arena_data(duration_seconds=duration_seconds, post_match_drain_seconds=5)
     data["territories"] = data["territories"][:2]
+    for milestone in data["build"]["milestones"]:  # no check may outlast the clock
+        milestone["timeout_seconds"] = min(milestone["timeout_seconds"], duration_seconds)
     data["agents"] = [a for a in data["agents"] if a["territory"] in {t["id"] for t in data["territories"]}]
     directory.mkdir(parents=True, exist_ok=True)
     return write_arena(directory, data)

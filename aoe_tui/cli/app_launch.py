@@ -25,6 +25,22 @@ def open_replay(match: SavedMatch) -> int:
     return 0
 
 
+def open_series(path: Path, as_json: bool = False) -> int:
+    """A series or benchmark folder: its standings view in the app (`--json`: the standings report)."""
+    if as_json:
+        import json
+
+        from aoe_tui.analysis.standings import standings_report
+
+        print(json.dumps(standings_report(path), indent=2, ensure_ascii=False))
+        return 0
+    from aoe_tui.analysis.series_overview import overview
+    from aoe_tui.app.series_screen import SeriesApp
+
+    SeriesApp(overview(path)).run()
+    return 0
+
+
 def open_browser(roots: list[Path]) -> int:
     from aoe_tui.app.app import AoeApp
 

@@ -19,6 +19,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.manifest_file import manifest_problems
 from aoe_tui.store.saved_match import SavedMatch, load_match
+from aoe_tui.store.series_files import folder_kind
 from aoe_tui.store.summary import match_summary_lines
 
 
@@ -35,6 +36,10 @@ def _print_text(line: str) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
+    if folder_kind(args.path) is not None:  # a series or benchmark folder: its own view (standings, rounds)
+        from aoe_tui.cli.app_launch import open_series
+
+        return open_series(args.path, as_json=args.json)
     match = load_match(args.path)
     if args.json:
         _print_json(match.world.to_json())

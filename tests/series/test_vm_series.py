@@ -1,0 +1,67 @@
+"""A real two-round series on VMs, killed with kill -9 during round 2 and resumed by the same command.
+
+One module, kept short (two guests, oracle vs amnesiac): round 1 is decided
+and checkpointed, `kill -9` lands while round 2 boots, `aoe doctor --clean`
+removes the dead run's guests, and re-running the same command keeps round
+1, sets the killed attempt aside as `round-002.interrupted-1`, plays round 2
+again and ends with a complete `series.json` whose standings equal
+`aoe standings`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import PROJECT
+from tests.engine.vm_cli import AOE, assert_replayable, domains_of, short_arena, wait_for_line
+
+pytestmark = pytest.mark.vm
+ROUND_TIMEOUT_S = 600
+
+
+def start_series(arena, output, cwd) -> subprocess.Popen:
+    return subprocess.Popen([*AOE, "series", str(arena), "--headless", "--output", str(output)], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONPATH": str(PROJECT)})
+
+
+def test_kill_9_during_round_2_then_the_same_command_resumes_and_completes(tmp_path):
+    subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
+    arena = short_arena(tmp_path / "arena", duration_seconds=240)
+    output = tmp_path / "series"
+    killed = start_series(arena, output, tmp_path)
+    wait_for_line(killed, "aoe series: round 2/2 started", timeout=ROUND_TIMEOUT_S)
+    wait_for_line(killed, "[r2] [setup] booting", timeout=60)
+    time.sleep(3)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(timeout=30)
+    checkpoint = json.loads((output / "series.json").read_text())
+    assert checkpoint["rounds_completed"] == 1 and len(checkpoint["rounds"]) == 1
+    subprocess.run([*AOE, "doctor", "--clean"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                   env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    assert domains_of(output / "round-002") == []
+    round_one = (output / "round-001" / "events.jsonl").read_bytes()
+
+    resumed = start_series(arena, output, tmp_path)
+    out, _ = resumed.communicate(timeout=2 * ROUND_TIMEOUT_S)
+    assert resumed.returncode == 0, out[-3000:]
+    assert "1/2 rounds already decided (kept)" in out and "kept as round-002.interrupted-1" in out
+    assert (output / "round-002.interrupted-1").is_dir()
+    assert (output / "round-001" / "events.jsonl").read_bytes() == round_one
+    final = json.loads((output / "series.json").read_text())
+    assert final["rounds_completed"] == final["rounds_requested"] == 2
+    assert [r["seats"]["oracle"] for r in final["rounds"]] == ["builder-one", "builder-two"]
+    assert [r["winner_agent"] for r in final["rounds"]] == ["oracle", "oracle"], out[-3000:]
+    for number in (1, 2):
+        assert assert_replayable(output / f"round-00{number}")["match_state"] == "finished"
+        assert domains_of(output / f"round-00{number}") == []
+    printed = subprocess.run([*AOE, "standings", str(output), "--json"], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    assert json.loads(printed.stdout) == {"standings": final["standings"]}
+    assert final["standings"][0]["agent"] == "oracle" and final["standings"][0]["wins"] == 2

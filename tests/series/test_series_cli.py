@@ -54,3 +54,24 @@ def test_aoe_benchmark_headless_writes_benchmark_json_and_standings_read_it(tmp_
     assert main(["standings", str(output)]) == 0
     text = capsys.readouterr().out
     assert "arena first-build-duo" in text and "milestones" in text.splitlines()[0]
+
+
+def test_sigterm_mid_round_exits_143_with_the_round_kept_as_interrupted(tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    arena, output = quick_arena(tmp_path / "arena"), tmp_path / "series"
+
+    class Terminating(ScriptedRounds):
+        def __call__(self, plan):
+            runner = super().__call__(plan)
+            if plan.number == 2:
+                runner.subscribe(lambda u: getattr(u, "kind", None) == "agent_started"
+                                 and os.kill(os.getpid(), signal.SIGTERM))
+            return runner
+    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: Terminating(manifest))
+    assert main(["series", str(arena), "--output", str(output), "--headless"]) == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    assert "stopped: the aoe process was terminated (SIGTERM)" in err and "run the same command to resume" in err
+    checkpoint = json.loads((output / "series.json").read_text())
+    assert checkpoint["rounds_completed"] == 1 and (output / "round-002.interrupted-1").is_dir()

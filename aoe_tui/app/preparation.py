@@ -91,6 +91,12 @@ class PreparationBoard:
         return [tid for tid, t in self.territories.items() if t.stages["ssh"] != "done"]
 
 
+def as_typed(path: Path) -> str:
+    """The match folder as the user would type it: relative to where they are when it is inside."""
+    path = Path(path)
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
 class PreparationScreen(Screen[None]):
     BINDINGS = [Binding("q", "app.quit", "Quit")]
 
@@ -141,5 +147,6 @@ class PreparationScreen(Screen[None]):
             console = tail_lines(self.match_dir / "territories" / tid / "console.log", CONSOLE_LINES)
             parts.append(Content.styled(f"{tid} console (last {CONSOLE_LINES} lines)", "bold"))
             parts += [Content.styled(line, "$text-muted") for line in console] or [Content.styled("(no console output)", "$text-muted")]
-        parts.append(Content.styled(f"The aborted match is recorded in {self.match_dir}. Press q to quit.", "$warning"))
+        parts.append(Content.styled(f"The aborted match is recorded in {as_typed(self.match_dir)}. Press q to quit.",
+                                    "$warning"))
         return Content("\n").join(parts)

@@ -17,7 +17,6 @@ from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import build_image
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
-from aoe_tui.runtime.ports import DEFAULT_BASE_PORT
 
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
@@ -80,7 +79,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--clean", action="store_true", help="destroy leftover aoe-* VMs from crashed runs")
     doctor.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
-    doctor.add_argument("--base-port", type=int, default=DEFAULT_BASE_PORT, help="first forwarded port to check")
+    doctor.add_argument("--base-port", type=int, default=None,
+                        help="check this block of forwarded ports (default: that some free block exists)")
     doctor.add_argument("--territories", type=int, default=3, help="how many territories' ports to check")
     doctor.set_defaults(handler=doctor_command)
 

@@ -18,7 +18,7 @@ from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import cached_image, image_dir
 from aoe_tui.runtime.kvm_probe import QEMU, choose_accel
 from aoe_tui.runtime.paths import images_dir
-from aoe_tui.runtime.ports import DEFAULT_BASE_PORT, port_is_free
+from aoe_tui.runtime.ports import reserve_ports
 from aoe_tui.runtime.qemu_user import DEFAULT_USER, QEMU_CONF, configured_user
 
 VIRTLOGD_SOCKET = "/var/run/libvirt/virtlogd-sock"
@@ -47,7 +47,7 @@ def _tool(name: str, binary: str, package: str) -> Check:
     return Check(name, "fail", f"{binary} not found on PATH", f"apt-get install {package}")
 
 
-async def run_doctor(uri: str = DEFAULT_URI, base_port: int = DEFAULT_BASE_PORT, territories: int = 3,
+async def run_doctor(uri: str = DEFAULT_URI, base_port: int | None = None, territories: int = 3,
                      clean: bool = False) -> list[Check]:
     checks = [
         _tool("qemu", QEMU, "qemu-system-x86"),
@@ -103,13 +103,16 @@ def _accel() -> Check:
                  "nothing to do; AOE_ACCEL=kvm forces KVM once it works")
 
 
-def _ports(base_port: int, territories: int) -> Check:
-    wanted = range(base_port, base_port + 2 * territories)
-    taken = [port for port in wanted if not port_is_free(port)]
-    if not taken:
-        return _ok("ports", f"127.0.0.1:{wanted.start}-{wanted.stop - 1} free")
-    return Check("ports", "fail", f"in use on 127.0.0.1: {', '.join(map(str, taken))}",
-                 "aoe doctor --clean (leftover VMs), or run the match with another base port")
+def _ports(base_port: int | None, territories: int) -> Check:
+    """Whether a match can get its ports: any free block (the default), or the block `--base-port` names."""
+    try:
+        reservation = reserve_ports([f"t{i}" for i in range(territories)], base_port)
+    except AoeError as error:
+        return Check("ports", "fail", str(error), "aoe doctor --clean (leftover VMs), or omit --base-port")
+    reservation.release()
+    last = reservation.base_port + 2 * territories - 1
+    how = "the first free block; each match finds its own" if reservation.automatic else "free"
+    return _ok("ports", f"127.0.0.1:{reservation.base_port}-{last} ({how})")
 
 
 async def _libvirt(uri: str, clean: bool) -> list[Check]:

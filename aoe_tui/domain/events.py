@@ -263,13 +263,14 @@ def _kind_tag(value: Any) -> str:
     return kind if kind in EVENT_CLASSES else "unknown"
 
 
-Event = Annotated[
+# Built at import time from EVENT_CLASSES, so it is a value to pydantic and `Any` to a type checker.
+_EVENT_UNION: Any = Annotated[
     Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in EVENT_CLASSES.items())
           + (Annotated[UnknownEvent, Tag("unknown")],)],
     Discriminator(_kind_tag),
 ]
-EVENT_ADAPTER: TypeAdapter[EventBase] = TypeAdapter(Event)
-EVENT_LIST_ADAPTER: TypeAdapter[list[EventBase]] = TypeAdapter(list[Event])
+EVENT_ADAPTER: TypeAdapter[EventBase] = TypeAdapter(_EVENT_UNION)
+EVENT_LIST_ADAPTER: TypeAdapter[list[EventBase]] = TypeAdapter(list[_EVENT_UNION])
 
 
 def parse_event(data: dict[str, Any]) -> EventBase:

@@ -78,7 +78,7 @@ class _Sections:
                     self._parsed[name] = field.get_default(call_default_factory=True)
                 continue
             try:
-                self._parsed[name] = TypeAdapter(field.annotation).validate_python(data[name])
+                self._parsed[name] = TypeAdapter(field.annotation or Any).validate_python(data[name])
             except ValidationError:
                 continue
 
@@ -243,7 +243,8 @@ def _check_visual_milestones(manifest: Manifest, add: Add) -> None:
             add(f"visualization.nodes[{index}].milestone", f"references unknown milestone {node.milestone}")
 
 
-CHECKS: tuple[Callable[[Manifest, Add], None], ...] = (
+# A check reads a whole Manifest or, when it did not validate, the tables that did (`_Sections`).
+CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _id_checks("arena", lambda m: [m.arena]),
     _id_checks("classes", lambda m: m.classes),
     _id_checks("territories", lambda m: m.territories),

@@ -10,6 +10,7 @@ recorded `world.json` files.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from aoe_tui.domain import events as ev
 from aoe_tui.domain.world import (
@@ -207,7 +208,8 @@ def _milestone_resumed(world: World, e: ev.MilestoneResumed) -> None:
         world.paused_milestones.remove(key)
 
 
-_HANDLERS: dict[type, Callable[[World, ev.EventBase], None]] = {
+# Each handler takes its own event class; the table is keyed by that class, so Any is exact enough.
+_HANDLERS: dict[type[ev.EventBase], Callable[[World, Any], None]] = {
     ev.MatchStateChanged: _match_state_changed,
     ev.TerritoryRegistered: _territory_registered,
     ev.AgentStarted: _agent_started,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, NamedTuple, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from aoe_tui.domain.analysis import Analysis
 from aoe_tui.domain.errors import AoeError
@@ -122,7 +122,7 @@ def _read_object(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
-def _model(model_type: type, data: Any, where: str):
+def _model(model_type: type[BaseModel], data: Any, where: str) -> Any:
     try:
         return model_type.model_validate(data)
     except ValidationError as error:

@@ -109,7 +109,8 @@ def _devices(devices: ET.Element, spec: DomainSpec) -> None:
         backing = ET.SubElement(disk, "backingStore", type="file")
         ET.SubElement(backing, "format", type="raw")
         source = ET.SubElement(backing, "source", file=str(spec.base_image))
-        ET.SubElement(source, "seclabel", model="dac", relabel="no")
+        if spec.unprivileged_qemu:  # libvirt refuses a per-disk override when the domain itself never relabels
+            ET.SubElement(source, "seclabel", model="dac", relabel="no")
         ET.SubElement(backing, "backingStore")
     ET.SubElement(disk, "target", dev="vda", bus="virtio")
     serial = ET.SubElement(devices, "serial", type="pty")

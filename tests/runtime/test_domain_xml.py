@@ -86,3 +86,10 @@ def test_the_shared_base_is_an_explicit_backing_store_never_relabelled() -> None
     label = backing.find("source/seclabel")
     assert (label.get("model"), label.get("relabel")) == ("dac", "no")
     assert backing.find("backingStore") is not None and len(backing.find("backingStore")) == 0  # chain ends here
+
+
+def test_root_qemu_with_a_backing_store_carries_no_per_disk_override() -> None:
+    """libvirt refuses the domain ("label overrides require relabeling to be enabled at the domain level")."""
+    root = ET.fromstring(render_domain_xml(_spec(base_image=Path("/m/image/base.raw"), unprivileged_qemu=False)))
+    assert root.find("devices/disk/backingStore/source/seclabel") is None
+    assert root.find("seclabel").get("relabel") == "no"

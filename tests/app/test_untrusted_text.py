@@ -9,6 +9,7 @@ literally, opening it raised Rich/Textual `MarkupError` and the replay died.
 from __future__ import annotations
 
 import pytest
+from textual.widgets import DataTable
 
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.event_list import EventList
@@ -103,3 +104,22 @@ async def test_every_replay_screen_shows_hostile_text_literally(match):
         text = screen_text(app)
         assert DETAIL in text and COMMAND in text and "[/] [bold red]boom" in text
         assert_clean(text)
+
+
+async def test_the_browser_lists_a_match_named_like_markup(tmp_path):
+    matches = tmp_path / "matches"
+    name = "run [bold red]boom [dim]"  # a folder name cannot hold the "/" of a closing tag: shown, not styled
+    hostile_match(matches).rename(matches / name)
+    (matches / "[bold red]boom.match.json").write_text('{"artifact_type": "[/]"}')
+    app = AoeApp(roots=[matches], clock=FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = screen_text(app)
+        assert name in text and "[bold red]boom.match.json" in text and "unreadable" in text
+        table = app.screen.query_one(DataTable)
+        table.move_cursor(row=next(i for i in range(table.row_count) if str(table.get_row_at(i)[1]) == "unreadable"))
+        await pilot.press("enter")  # the unreadable one: its error is a notification
+        await pilot.pause()
+        [notification] = list(app._notifications)
+        assert "[bold red]boom.match.json: not a saved match" in notification.message and not notification.markup

@@ -25,13 +25,13 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from aoe_tui.engine.benchmark import BenchmarkRunner  # noqa: E402
-from aoe_tui.engine.libvirt_host import LibvirtProvider  # noqa: E402
-from aoe_tui.engine.provider import ProcessLauncher  # noqa: E402
-from aoe_tui.engine.recorder import Progress  # noqa: E402
-from aoe_tui.engine.runner import MatchRunner  # noqa: E402
-from aoe_tui.engine.series import RoundPlan, SeriesRunner  # noqa: E402
-from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier  # noqa: E402
+from aoe_tui.engine.benchmark import BenchmarkRunner
+from aoe_tui.engine.libvirt_host import LibvirtProvider
+from aoe_tui.engine.provider import ProcessLauncher
+from aoe_tui.engine.recorder import Progress
+from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.series import RoundPlan, SeriesRunner
+from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 

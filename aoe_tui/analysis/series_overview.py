@@ -14,8 +14,16 @@ from typing import Any, Literal
 from aoe_tui.analysis.standings import benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import load_match
-from aoe_tui.store.series_files import (BENCHMARK_FILE, BENCHMARK_SCHEMA, SERIES_FILE, SERIES_SCHEMA, benchmark_arena_dirs, folder_kind,
-                                        read_checkpoint, round_dirs)
+from aoe_tui.store.series_files import (
+    BENCHMARK_FILE,
+    BENCHMARK_SCHEMA,
+    SERIES_FILE,
+    SERIES_SCHEMA,
+    benchmark_arena_dirs,
+    folder_kind,
+    read_checkpoint,
+    round_dirs,
+)
 
 Outcome = Literal["won", "durable", "lost", "forfeit", "undecided"]
 

@@ -18,7 +18,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from aoe_tui.analysis.series_overview import BenchmarkOverview, Outcome, SeriesOverview
-from aoe_tui.analysis.standings_format import COLUMNS, NA, failure_text, row_label, standing_cells, usd
+from aoe_tui.analysis.standings_format import (
+    COLUMNS,
+    NA,
+    failure_text,
+    row_label,
+    standing_cells,
+    usd,
+)
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.literal import LiteralTable, literal
 from aoe_tui.domain.clock import format_clock

@@ -10,8 +10,9 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
@@ -21,7 +22,13 @@ from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.series import DEFAULT_REPLAYS, RoundPlan, RunnerFactory, SeriesRunner, SeriesStopped
+from aoe_tui.engine.series import (
+    DEFAULT_REPLAYS,
+    RoundPlan,
+    RunnerFactory,
+    SeriesRunner,
+    SeriesStopped,
+)
 from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.store.manifest_file import load_manifest

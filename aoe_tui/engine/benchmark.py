@@ -11,17 +11,36 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from aoe_tui.agents.protocol import write_json_atomic
-from aoe_tui.analysis.standings import benchmark_standings, series_seats, series_standings
+from aoe_tui.analysis.standings import (
+    benchmark_standings,
+    series_seats,
+    series_standings,
+)
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.engine.series import (DEFAULT_REPLAYS, Report, RunnerFactory, SeriesRunner, SeriesStopped,
-                                   compatibility_key_of)
+from aoe_tui.engine.series import (
+    DEFAULT_REPLAYS,
+    Report,
+    RunnerFactory,
+    SeriesRunner,
+    SeriesStopped,
+    compatibility_key_of,
+)
 from aoe_tui.store.manifest_file import load_manifest
-from aoe_tui.store.series_files import (BENCHMARK_FILE, BENCHMARK_SCHEMA, SERIES_FILE, SERIES_SCHEMA,
-                                        arena_dir_name, read_checkpoint, read_suite, set_aside_name)
+from aoe_tui.store.series_files import (
+    BENCHMARK_FILE,
+    BENCHMARK_SCHEMA,
+    SERIES_FILE,
+    SERIES_SCHEMA,
+    arena_dir_name,
+    read_checkpoint,
+    read_suite,
+    set_aside_name,
+)
 
 FactoryFor = Callable[[Path], RunnerFactory]
 """Builds the round factory for one arena manifest."""

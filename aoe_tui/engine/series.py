@@ -22,12 +22,17 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from aoe_tui.agents.protocol import write_json_atomic
-from aoe_tui.analysis.standings import series_seats, series_standings, unavailable_agents
+from aoe_tui.analysis.standings import (
+    series_seats,
+    series_standings,
+    unavailable_agents,
+)
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
@@ -35,8 +40,14 @@ from aoe_tui.domain.world import World
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
-from aoe_tui.store.series_files import (SERIES_FILE, SERIES_SCHEMA, read_checkpoint, round_dirs, round_name,
-                                        set_aside_name)
+from aoe_tui.store.series_files import (
+    SERIES_FILE,
+    SERIES_SCHEMA,
+    read_checkpoint,
+    round_dirs,
+    round_name,
+    set_aside_name,
+)
 
 DEFAULT_REPLAYS = 1
 
@@ -215,7 +226,7 @@ class SeriesRunner:
         self.current = runner
         try:
             return await runner.run()
-        except Exception as error:  # a boot or infrastructure failure is the round's, not the series' end
+        except Exception as error:  # noqa: BLE001 - a boot or infrastructure failure ends the round, not the series
             self.report(f"round {plan.number}: {type(error).__name__ + ': ' if not isinstance(error, AoeError) else ''}"
                         f"{error}")
             return None

@@ -70,7 +70,11 @@ class ScriptedRounds:
     def __call__(self, plan):
         from aoe_tui.engine.clock import ManualSource
         from aoe_tui.engine.runner import MatchRunner
-        from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+        from aoe_tui.engine.scripted_provider import (
+            AgentScript,
+            ScriptedLauncher,
+            ScriptedProvider,
+        )
         from tests.engine.helpers import RACE
 
         self.plans.append((plan.number, plan.attempt))

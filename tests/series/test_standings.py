@@ -10,7 +10,13 @@ import pytest
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.cli.main import main
 from aoe_tui.domain.errors import AoeError
-from tests.series.helpers import SERIES, STORED, copy_series, edit_events, write_round_arena
+from tests.series.helpers import (
+    SERIES,
+    STORED,
+    copy_series,
+    edit_events,
+    write_round_arena,
+)
 
 
 def test_the_fixture_series_standings_are_recomputed_exactly():

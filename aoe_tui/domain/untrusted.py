@@ -34,10 +34,15 @@ def clean_text(text: Any, limit: int = DEFAULT_LIMIT) -> str:
     """`text` as a printable, bounded str: no escape sequences, no controls but \\n and \\t."""
     if not isinstance(text, str):
         text = _as_str(text)
+    limit = max(limit, 0)
+    # Only the ends can be kept: a megabyte output is not scanned whole (the count stays exact).
+    dropped = max(len(text) - 4 * limit - 2, 0)
+    if dropped:
+        text = text[: 2 * limit + 1] + text[len(text) - 2 * limit - 1:]
     text = _SEQUENCES.sub("", text)
     text = _CARRIAGE_RETURN.sub("\n", text)
     text = _CONTROLS.sub("", text)
-    return _bounded(text, max(limit, 0))
+    return _bounded(text, limit, dropped)
 
 
 def clean_value(value: Any, limit: int = DEFAULT_LIMIT) -> Any:
@@ -60,11 +65,11 @@ def _as_str(value: Any) -> str:
         return f"<unprintable {type(value).__name__}>"
 
 
-def _bounded(text: str, limit: int) -> str:
-    """`text` if it fits, else its head and tail around a marker saying how much was cut."""
-    if len(text) <= limit:
+def _bounded(text: str, limit: int, dropped: int = 0) -> str:
+    """`text` if it fits, else its head and tail around a marker saying how much was cut (with `dropped`)."""
+    if len(text) <= limit and not dropped:
         return text
-    keep = max(limit - len(f"…[{len(text)} chars cut]…"), 0)  # the widest marker it can need
+    keep = max(limit - len(f"…[{len(text) + dropped} chars cut]…"), 0)  # the widest marker it can need
     head = keep - keep // 3
     tail = keep - head
-    return text[:head] + f"…[{len(text) - keep} chars cut]…" + (text[-tail:] if tail else "")
+    return text[:head] + f"…[{len(text) - keep + dropped} chars cut]…" + (text[-tail:] if tail else "")

@@ -9,6 +9,7 @@ literally, opening it raised Rich/Textual `MarkupError` and the replay died.
 from __future__ import annotations
 
 import pytest
+from textual.content import Content
 from textual.widgets import DataTable
 
 from aoe_tui.app.app import AoeApp
@@ -123,3 +124,13 @@ async def test_the_browser_lists_a_match_named_like_markup(tmp_path):
         await pilot.pause()
         [notification] = list(app._notifications)
         assert "[bold red]boom.match.json: not a saved match" in notification.message and not notification.markup
+
+
+async def test_no_control_character_of_any_widget_reaches_the_terminal(match):
+    app = AoeApp(match, clock=FakeClock())
+    async with app.run_test(size=SIZE) as pilot:
+        header = app.screen.query_one("MatchHeader")
+        header.update(Content("title\x1b]0;pwned\x07 \x9b2J\x1b[31mred"))  # straight in, past every cleaner
+        await pilot.pause()
+        line = screen_text(app).splitlines()[0]
+        assert line.startswith("title]0;pwned 2J[31mred") and not any(c in line for c in "\x1b\x07\x9b")

@@ -180,8 +180,8 @@ def _read_report(path: Path, model: type[BaseModel], limit: int) -> Any:
     could make it as large as the disk.
     """
     path = Path(path)
-    try:
-        with open(path, "rb") as handle:
+    try:  # never through a link: the adapter could point it at a file only the referee may read
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
             data = handle.read(limit + 1)
     except FileNotFoundError:
         return None

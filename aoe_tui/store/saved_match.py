@@ -237,7 +237,13 @@ def _agent_files(directory: Path, agent_id: str, nested: bool) -> dict[str, Path
 
 
 def _optional(skipped: list[SkippedFile], path: Path, read: Callable[[], T]) -> T | None:
-    """`read()` of an optional file: None when it is absent, and None plus a `skipped` entry when it is damaged."""
+    """`read()` of an optional file: None when it is absent, and None plus a `skipped` entry when it is damaged.
+
+    A symbolic link is never followed: an adapter writes these files, and a link
+    to a file only root can read would put that file into the record and on screen."""
+    if path.is_symlink():
+        skipped.append(SkippedFile(path, "is a symbolic link (not followed)"))
+        return None
     if not path.exists():
         return None
     try:

@@ -2,6 +2,8 @@
 
 Each request consumes the next step of the script; the server records every
 request (headers and body) so tests can check what the harness actually sent.
+It closes each connection after one answer unless told to keep it alive, and
+counts the connections it accepted.
 """
 
 from __future__ import annotations
@@ -69,9 +71,11 @@ class Request:
 
 
 class ScriptedProvider:
-    def __init__(self, script: list[Step]) -> None:
+    def __init__(self, script: list[Step], keep_alive: bool = False) -> None:
         self.script = list(script)
+        self.keep_alive = keep_alive
         self.requests: list[Request] = []
+        self.connections = 0
         self._server: asyncio.base_events.Server | None = None
 
     async def __aenter__(self) -> "ScriptedProvider":
@@ -90,24 +94,33 @@ class ScriptedProvider:
         return f"http://127.0.0.1:{port}/v1"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
-            request_line = (await reader.readline()).decode().split()
-            headers: dict[str, str] = {}
-            while (line := (await reader.readline()).decode().strip()):
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))) or b"{}")
-            self.requests.append(Request(request_line[1], headers, body))
-            step = self.script.pop(0) if self.script else final("Nothing left to do.")
-            if step.delay_s:
-                await asyncio.sleep(step.delay_s)
-            payload = json.dumps(step.body).encode()
-            head = [f"HTTP/1.1 {step.status} Scripted", "Content-Type: application/json",
-                    f"Content-Length: {len(payload)}", "Connection: close",
-                    *(f"{k}: {v}" for k, v in step.headers.items())]
-            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
-            await writer.drain()
+            while await self._answer_one(reader, writer) and self.keep_alive:
+                pass
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the harness gave up on this request (timeout or SIGTERM)
         finally:
             writer.close()
+
+    async def _answer_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Answer the next request on this connection; False when the client closed it instead."""
+        request_line = (await reader.readline()).decode().split()
+        if not request_line:
+            return False
+        headers: dict[str, str] = {}
+        while (line := (await reader.readline()).decode().strip()):
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))) or b"{}")
+        self.requests.append(Request(request_line[1], headers, body))
+        step = self.script.pop(0) if self.script else final("Nothing left to do.")
+        if step.delay_s:
+            await asyncio.sleep(step.delay_s)
+        payload = json.dumps(step.body).encode()
+        head = [f"HTTP/1.1 {step.status} Scripted", "Content-Type: application/json",
+                f"Content-Length: {len(payload)}", *([] if self.keep_alive else ["Connection: close"]),
+                *(f"{k}: {v}" for k, v in step.headers.items())]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+        await writer.drain()
+        return True

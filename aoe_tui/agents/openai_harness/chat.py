@@ -5,6 +5,12 @@ retried with exponential backoff, honouring Retry-After; anything else (401,
 402, 403, 404, 400) cannot get better by waiting and fails at once. Every
 message that leaves this module has been through the scrubber, because some
 providers quote the request's Authorization header back in their errors.
+
+The transport is one httpx client for the whole run: it keeps the connection
+alive between rounds, honours HTTP(S)_PROXY / NO_PROXY and SSL_CERT_FILE, and
+is cancellable at every await, so the controller's SIGTERM stops the harness at
+once even in the middle of a five-minute reasoning call. The request timeout
+bounds the whole exchange (connect, send, wait, read), not each socket read.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from aoe_tui.agents.openai_harness.http_client import HttpFailure, HttpResponse, post_json
+import httpx
+
 from aoe_tui.agents.openai_harness.providers import ProviderConfig
 from aoe_tui.agents.openai_harness.scrub import Scrubber
 
@@ -97,6 +104,12 @@ class ChatClient:
         self.policy = policy
         self._scrub = scrub
         self._on_retry = on_retry or (lambda _attempt, _error, _delay: None)
+        # No per-operation timeouts: the policy's request timeout bounds each exchange as a whole.
+        self._http = httpx.AsyncClient(timeout=None, headers={"Accept": "application/json"})
+
+    async def aclose(self) -> None:
+        """Close the kept-alive connection (the run is over)."""
+        await self._http.aclose()
 
     def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": "auto"}
@@ -124,24 +137,30 @@ class ChatClient:
     async def _attempt(self, body: dict[str, Any]) -> ChatReply:
         headers = {"Authorization": f"Bearer {self.provider.api_key}"} if self.provider.api_key else {}
         try:
-            response = await post_json(self.provider.chat_completions_url, body, headers,
-                                       self.policy.request_timeout_s)
-        except HttpFailure as failure:
-            raise ProviderError(self._scrub(f"{self.provider.name}: {failure}"), None, transient=True) from None
-        if response.status != 200:
+            async with asyncio.timeout(self.policy.request_timeout_s):
+                response = await self._http.post(self.provider.chat_completions_url, json=body, headers=headers)
+        except TimeoutError:
+            raise self._no_answer(f"no response within {self.policy.request_timeout_s:g} s") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as failure:  # refused, reset, TLS, bad URL, broken reply
+            raise self._no_answer(" ".join((str(failure) or type(failure).__name__).split())) from None
+        if response.status_code != 200:
             raise self._http_error(response)
         try:
-            document = json.loads(response.body)
+            document = json.loads(response.content)
         except ValueError:
             raise ProviderError(f"{self.provider.name}: reply is not JSON", 200, transient=True) from None
         if isinstance(document, dict) and document.get("error"):
             raise self._error_in_body(document["error"])
         return self._parse(document)
 
-    def _http_error(self, response: HttpResponse) -> ProviderError:
-        status = response.status
+    def _no_answer(self, why: str) -> ProviderError:
+        """No HTTP response at all: always worth another attempt."""
+        return ProviderError(self._scrub(f"{self.provider.name}: {why}"), None, transient=True)
+
+    def _http_error(self, response: httpx.Response) -> ProviderError:
+        status = response.status_code
         transient = status in _TRANSIENT_STATUSES or status >= 500
-        detail = self._scrub(f"{self.provider.name}: HTTP {status}: {_error_message(response.body)}")
+        detail = self._scrub(f"{self.provider.name}: HTTP {status}: {_error_message(response.content)}")
         return ProviderError(detail, status, transient, parse_retry_after(response.headers.get("retry-after")))
 
     def _error_in_body(self, error: Any) -> ProviderError:

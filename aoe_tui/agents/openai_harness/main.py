@@ -86,7 +86,7 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     outputs.final(outcome, run.totals, run.transcript(outcome))
     log(f"agent {settings.agent_id}: {outcome.status}: {outcome.summary[:200]}")
     try:
-        await asyncio.wait_for(ssh.close(), 2)
+        await asyncio.wait_for(asyncio.gather(ssh.close(), chat.aclose()), 2)
     except asyncio.TimeoutError:
         pass
     return exit_code

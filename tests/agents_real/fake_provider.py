@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,15 +72,16 @@ class Request:
 
 
 class ScriptedProvider:
-    def __init__(self, script: list[Step], keep_alive: bool = False) -> None:
+    def __init__(self, script: list[Step], keep_alive: bool = False, tls: ssl.SSLContext | None = None) -> None:
         self.script = list(script)
         self.keep_alive = keep_alive
+        self.tls = tls
         self.requests: list[Request] = []
         self.connections = 0
         self._server: asyncio.base_events.Server | None = None
 
     async def __aenter__(self) -> "ScriptedProvider":
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -91,7 +93,7 @@ class ScriptedProvider:
     def base_url(self) -> str:
         assert self._server is not None
         port = self._server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/v1"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{port}/v1"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1

@@ -1,6 +1,7 @@
 """The harness's HTTP transport, end to end through a real harness process and a loopback server.
 
-Keep-alive: every round of a run reuses one connection. Proxies: the standard
+Keep-alive: every round of a run reuses one connection. TLS: the system's
+trust store as OpenSSL reads it, so SSL_CERT_FILE adds a CA. Proxies: the standard
 HTTP_PROXY / HTTPS_PROXY variables route the request through the named proxy;
 the provider host (`.invalid`, which never resolves) is only ever named to the
 proxy, so nothing leaves the loopback interface.
@@ -8,7 +9,11 @@ proxy, so nothing leaves the loopback interface.
 
 from __future__ import annotations
 
+import ssl
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.agents_real.fake_provider import ScriptedProvider, error, final
 from tests.agents_real.harness_run import DISTINCTIVE_KEY, HarnessFiles, harness_env, run_harness
@@ -53,3 +58,30 @@ async def test_https_proxy_gets_a_tunnel_request_without_the_key(tmp_path: Path)
     assert [request.path for request in proxy.requests] == ["provider.invalid:443"]
     assert DISTINCTIVE_KEY not in repr(proxy.requests[0].headers)
     assert HarnessFiles(tmp_path).result()["status"] == "unavailable"
+
+
+@pytest.fixture
+def loopback_certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (its own CA) and its key."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
+async def test_tls_trusts_a_ca_named_by_ssl_cert_file_and_refuses_it_otherwise(
+        tmp_path: Path, loopback_certificate: tuple[Path, Path]) -> None:
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(*loopback_certificate)
+    async with ScriptedProvider([final("Over TLS.")], tls=tls) as provider:
+        trusted = harness_env(tmp_path / "trusted", provider.base_url, NO_GUEST,
+                              SSL_CERT_FILE=str(loopback_certificate[0]))
+        await run_harness(trusted, timeout=30)
+        untrusted = harness_env(tmp_path / "untrusted", provider.base_url, NO_GUEST, AOE_OPENAI_MAX_ATTEMPTS="1")
+        untrusted.pop("SSL_CERT_FILE", None)
+        await run_harness(untrusted, timeout=30)
+    assert HarnessFiles(tmp_path / "trusted").result()["summary"] == "Over TLS."
+    refused = HarnessFiles(tmp_path / "untrusted").result()
+    assert refused["status"] == "unavailable" and "CERTIFICATE_VERIFY_FAILED" in refused["summary"]
+    assert len(provider.requests) == 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -105,7 +106,9 @@ class ChatClient:
         self._scrub = scrub
         self._on_retry = on_retry or (lambda _attempt, _error, _delay: None)
         # No per-operation timeouts: the policy's request timeout bounds each exchange as a whole.
-        self._http = httpx.AsyncClient(timeout=None, headers={"Accept": "application/json"})
+        # The system's CA store (as curl and OpenSSL use it, SSL_CERT_FILE included), not httpx's certifi copy.
+        self._http = httpx.AsyncClient(timeout=None, verify=ssl.create_default_context(),
+                                       headers={"Accept": "application/json"})
 
     async def aclose(self) -> None:
         """Close the kept-alive connection (the run is over)."""

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.cli.fleet_option import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
-from aoe_tui.store.manifest_file import manifest_problems
+from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.series_files import folder_kind
 from aoe_tui.store.summary import match_summary_lines
@@ -90,17 +91,19 @@ def info_json(match: SavedMatch) -> dict:
 
 
 def validate(args: argparse.Namespace) -> int:
-    manifest, problems = manifest_problems(Path(args.manifest))
+    manifest, problems = checked_manifest(Path(args.manifest), args.agents)
     if args.json:
         _print_json({"manifest": str(args.manifest), "valid": not problems,
-                     "problems": [{"path": p.path, "message": p.message} for p in problems]})
+                     "problems": [{"file": str(p.file), "path": p.problem.path, "message": p.problem.message}
+                                  for p in problems]})
     elif problems:
         for problem in problems:
-            print(f"{args.manifest}: {problem}")
+            print(problem)
     else:
         assert manifest is not None
+        fleet = f", agents from {args.agents}" if args.agents is not None else ""
         print(f"{args.manifest}: valid ({manifest.arena.id}, {len(manifest.territories)} territories, "
-              f"{len(manifest.build.milestones) if manifest.build else 0} milestones)")
+              f"{len(manifest.build.milestones) if manifest.build else 0} milestones{fleet})")
     return 1 if problems else 0
 
 
@@ -123,5 +126,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser("validate", help="check an arena manifest and list every problem")
     p.add_argument("manifest", type=Path)
+    add_fleet_option(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=validate)

@@ -15,7 +15,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from aoe_tui.cli.fleet_option import add_fleet_option
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.narration import Narrator
@@ -29,22 +31,24 @@ from aoe_tui.store.manifest_file import load_manifest
 MATCHES_DIR = Path("matches")
 
 
-def default_output(manifest_path: Path) -> Path:
+def default_output(manifest: Manifest) -> Path:
     """./matches/<arena>-<UTC timestamp>: sorts by time and never collides with an earlier match."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return MATCHES_DIR / f"{load_manifest(manifest_path).arena.id}-{stamp}"
+    return MATCHES_DIR / f"{manifest.arena.id}-{stamp}"
 
 
-def real_runner(args: argparse.Namespace, manifest: Path) -> MatchRunner:
+def real_runner(args: argparse.Namespace, manifest_path: Path) -> MatchRunner:
     """A match on libvirt VMs with adapter processes, from the shared run/demo options."""
     if args.drain_seconds is not None and args.drain_seconds < 0:
         raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
+    manifest = load_manifest(manifest_path, args.agents)
     output = args.output if args.output is not None else default_output(manifest)
-    return MatchRunner(manifest, output, LibvirtProvider(args.uri, args.base_port), ProcessLauncher(),
-                       drain_seconds=args.drain_seconds)
+    return MatchRunner(manifest_path, output, LibvirtProvider(args.uri, args.base_port), ProcessLauncher(),
+                       drain_seconds=args.drain_seconds, manifest=manifest)
 
 
 def add_runner_options(p: argparse.ArgumentParser) -> None:
+    add_fleet_option(p)
     p.add_argument("--output", type=Path,
                    help="match directory to create (default: ./matches/<arena>-<UTC timestamp>)")
     p.add_argument("--drain-seconds", type=float, default=None,

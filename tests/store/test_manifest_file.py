@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.store.manifest_file import PROJECT_VERIFY, load_manifest, manifest_problems, resolve_verifier
+from aoe_tui.store.manifest_file import PROJECT_VERIFY, checked_manifest, load_manifest, resolve_verifier
 from tests.conftest import PROJECT
 
 ARENA_DIR = PROJECT / "arenas" / "first-build"
@@ -34,9 +34,9 @@ def test_a_stray_verify_folder_above_the_arena_is_not_used(copied_arena, tmp_pat
     assert str(copied_arena) in str(caught.value) and "verify/only-here.sh" in str(caught.value)
     text = copied_arena.read_text().replace('"verify/write-read.sh"', '"verify/only-here.sh"')
     copied_arena.write_text(text)
-    manifest, problems = manifest_problems(copied_arena)
+    manifest, problems = checked_manifest(copied_arena)
     assert [str(p) for p in problems] == [
-        f"build.milestones[1].verifier: milestone write-read: verifier verify/only-here.sh not found "
+        f"{copied_arena}: build.milestones[1].verifier: milestone write-read: verifier verify/only-here.sh not found "
         f"(looked in {copied_arena.parent} and {PROJECT_VERIFY})"]
     with pytest.raises(AoeError, match=r"arena.toml: build.milestones\[1\].verifier: milestone write-read"):
         load_manifest(copied_arena)
@@ -57,6 +57,6 @@ def test_paths_that_leave_the_project_verify_are_not_taken_from_it(copied_arena)
 def test_missing_verifier_is_reported_with_shape_errors(copied_arena):
     text = copied_arena.read_text().replace('"verify/write-read.sh"', '"verify/absent.sh"')
     copied_arena.write_text(text + "\n[surprise]\ngift = true\n")
-    manifest, problems = manifest_problems(copied_arena)
+    manifest, problems = checked_manifest(copied_arena)
     assert manifest is None
-    assert [p.path for p in problems] == ["surprise", "build.milestones[1].verifier"]
+    assert [p.problem.path for p in problems] == ["surprise", "build.milestones[1].verifier"]

@@ -1,0 +1,39 @@
+"""`--agents FLEET.toml` on `aoe run` and `aoe validate`: the fleet's agents play, its problems name it."""
+
+import json
+
+from aoe_tui.cli.main import build_parser, main
+from aoe_tui.cli.run_commands import real_runner
+from tests.cli.test_match_commands import run_aoe
+from tests.conftest import PROJECT
+
+ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
+REAL_MODELS = PROJECT / "arenas" / "first-build" / "fleets" / "real-models.toml"
+
+
+def test_run_plays_the_fleets_agents_on_the_arena(tmp_path) -> None:
+    args = build_parser().parse_args(["run", str(ARENA), "--agents", str(REAL_MODELS), "--output", str(tmp_path / "m")])
+    runner = real_runner(args, args.manifest)
+    assert [a.id for a in runner.manifest.agents] == ["luna", "glm", "deepseek"]
+    assert runner.manifest_path == ARENA  # verifiers and the brief still come from the arena
+    args = build_parser().parse_args(["run", str(ARENA), "--output", str(tmp_path / "n")])
+    assert [a.adapter for a in real_runner(args, args.manifest).manifest.agents] == ["oracle", "amnesiac", "tmpfs-writer"]
+
+
+def test_validate_with_a_fleet(tmp_path, capsys) -> None:
+    assert main(["validate", str(ARENA), "--agents", str(REAL_MODELS)]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"milestones, agents from {REAL_MODELS})")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(REAL_MODELS.read_text().replace('"builder-two"', '"builder-2"'))
+    assert main(["validate", str(ARENA), "--agents", str(fleet), "--json"]) == 1
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert [(p["file"], p["path"]) for p in problems] == [(str(fleet), "territories[1]"), (str(fleet), "agents[1].territory")]
+
+
+def test_a_bad_fleet_stops_aoe_run_with_one_line_before_any_guest_boots(tmp_path) -> None:
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text("[[agents]]\nid = \"solo\"\nterritory = \"builder-one\"\nadapter = \"openai\"\n")
+    result = run_aoe("run", ARENA, "--agents", fleet, "--headless", "--output", tmp_path / "match")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"aoe: {fleet}: agents[0].model: required key is missing"
+    assert not (tmp_path / "match").exists()

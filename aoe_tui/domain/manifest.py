@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from aoe_tui.domain.provisioning import Provisioning
+
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED_ENV_NAMES = frozenset({"SSH_AUTH_SOCK"})
 RESERVED_ENV_PREFIX = "AOE_"
@@ -146,14 +148,42 @@ class Visualization(StrictModel):
 
 
 class LeakAudit(StrictModel):
+    """What no guest may hold before launch (ARENAS §6): referee-only names searched under `scan_paths`."""
+
     scan_paths: list[str] = Field(default_factory=list)
     forbidden_strings: list[str] = Field(default_factory=list)
+
+    @field_validator("scan_paths")
+    @classmethod
+    def _scan_paths(cls, paths: list[str]) -> list[str]:
+        if not paths:
+            raise ValueError("scan_paths must name at least one folder")
+        for path in paths:
+            if not path.startswith("/") or path.rstrip("/") == "" or ".." in path.split("/"):
+                raise ValueError(f"scan path {path!r} must be absolute and narrower than /")
+        return paths
+
+    @field_validator("forbidden_strings")
+    @classmethod
+    def _forbidden(cls, strings: list[str]) -> list[str]:
+        if not strings:
+            raise ValueError("forbidden_strings must list at least one string")
+        if any(not s.strip() for s in strings):
+            raise ValueError("forbidden_strings must not hold a blank string")
+        return strings
 
 
 class FogOfWar(StrictModel):
     player_brief: str | None = None
-    hide_topology_until_observed: bool = False
+    hide_topology_until_observed: bool = True
     guest_leak_audit: LeakAudit | None = None
+
+    @field_validator("player_brief")
+    @classmethod
+    def _brief(cls, brief: str | None) -> str | None:
+        if brief is not None and not brief.strip():
+            raise ValueError("player_brief must name the brief file (relative to the arena folder)")
+        return brief
 
 
 class Manifest(StrictModel):
@@ -167,6 +197,7 @@ class Manifest(StrictModel):
     agents: list[AgentSpec]
     visualization: Visualization | None = None
     fog_of_war: FogOfWar | None = None
+    provisioning: Provisioning | None = None
 
     def territory(self, territory_id: str) -> Territory:
         return next(t for t in self.territories if t.id == territory_id)

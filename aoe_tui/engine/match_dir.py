@@ -13,7 +13,7 @@ from typing import Any
 from aoe_tui.agents.protocol import AgentFiles, write_json_atomic
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import AgentSpec, Manifest
-from aoe_tui.engine.provenance import CONTRACT_FILE, INSTRUCTION_TEMPLATE
+from aoe_tui.engine.instructions import render_instruction
 
 
 class MatchDirectory:
@@ -57,22 +57,8 @@ class MatchDirectory:
 
     def write_instruction(self, manifest: Manifest, manifest_path: Path, agent: AgentSpec, host: str,
                           ssh_port: int) -> Path:
-        """Render the agent's brief from the arena's contract (and template, when the arena has one)."""
-        arena_dir = Path(manifest_path).resolve().parent
-        contract = _read(arena_dir / CONTRACT_FILE)
-        template = _read(arena_dir / INSTRUCTION_TEMPLATE) or "{contract}"
-        text = template.format(agent=agent.id, territory=agent.territory, arena=manifest.arena.display_name,
-                               ssh_port=ssh_port, host=host, duration_seconds=manifest.rules.duration_seconds,
-                               contract=contract)
+        """Write the agent's instruction (engine.instructions: seat file + contract, or the fog brief)."""
         files = self.agent_files(agent.id)
         files.directory.mkdir(parents=True, exist_ok=True)
-        files.instruction.write_text(text)
+        files.instruction.write_text(render_instruction(manifest, manifest_path, agent, host, ssh_port))
         return files.instruction
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
-

@@ -1,7 +1,8 @@
 """`match.json`: what exactly was run, so two matches can be compared honestly.
 
 The compatibility key says "same contest": it covers the rules, milestones,
-territories, the player brief and the verifier scripts' bytes, and
+territories, the player brief, the verifier scripts' bytes and the guests'
+provisioning (its digest, when the arena has one), and
 deliberately not the category label, the display names, the agents and their
 adapters, or the controller version — changing who plays, or upgrading the
 tool, does not make a different contest.
@@ -18,11 +19,11 @@ from typing import Any
 from aoe_tui import __version__
 from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.manifest import Manifest
+from aoe_tui.engine.instructions import brief_files, player_brief
+from aoe_tui.engine.provisioning import load_bundle
 from aoe_tui.store.manifest_file import resolve_verifier
 
 SCHEMA_VERSION = 1
-CONTRACT_FILE = "CONTRACT.md"
-INSTRUCTION_TEMPLATE = Path("instructions") / "builder.md"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -34,12 +35,6 @@ def _sha256_files(paths: list[Path]) -> str:
     for path in paths:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def brief_files(manifest_path: Path) -> list[Path]:
-    """The player brief: the arena's contract and the per-agent instruction template, when present."""
-    arena_dir = Path(manifest_path).resolve().parent
-    return [path for path in (arena_dir / CONTRACT_FILE, arena_dir / INSTRUCTION_TEMPLATE) if path.is_file()]
 
 
 def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
@@ -59,23 +54,32 @@ def source_revision(project_dir: Path) -> str | None:
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
-def compatibility_key(manifest: Manifest, player_brief_sha256: str, verifier_sha256: str) -> str:
+def compatibility_key(manifest: Manifest, player_brief_sha256: str, verifier_sha256: str,
+                      provisioning_sha256: str | None = None) -> str:
     contest = manifest.to_json()
     contest["arena"] = {"id": manifest.arena.id, "mode": manifest.arena.mode}
     for cosmetic in ("agents", "visualization"):
         contest.pop(cosmetic, None)
+    # The provisioning is keyed by its digest (table and bytes); an arena without one keeps its old key.
+    contest.pop("provisioning", None)
     for milestone in (contest.get("build") or {}).get("milestones", []):
         milestone.pop("display_name", None)
     for territory_class in contest.get("classes", []):
         territory_class.pop("display_name", None)
     payload = {"contest": contest, "player_brief_sha256": player_brief_sha256, "verifier_sha256": verifier_sha256}
+    if provisioning_sha256 is not None:
+        payload["provisioning_sha256"] = provisioning_sha256
     return sha256_bytes(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode())
 
 
 def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
     manifest_path = Path(manifest_path)
-    brief = _sha256_files(brief_files(manifest_path))
+    briefs = brief_files(manifest, manifest_path)
+    # A fog brief is one file, so its hash is that file's SHA-256 (ARENAS §6).
+    brief = sha256_bytes(briefs[0].read_bytes()) if player_brief(manifest) else _sha256_files(briefs)
     verifiers = _sha256_files(verifier_files(manifest, manifest_path))
+    bundle = load_bundle(manifest, manifest_path)
+    setup = {"provisioning_sha256": bundle.digest()} if bundle is not None else {}
     return {
         "schema_version": SCHEMA_VERSION,
         "controller_version": __version__,
@@ -86,5 +90,6 @@ def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
         "player_brief_sha256": brief,
         "verifier_sha256": verifiers,
         "adapter_sha256": {a.adapter: resolve_adapter(a.adapter).sha256() for a in manifest.agents},
-        "compatibility_key": compatibility_key(manifest, brief, verifiers),
+        **setup,
+        "compatibility_key": compatibility_key(manifest, brief, verifiers, setup.get("provisioning_sha256")),
     }

@@ -21,9 +21,11 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
 from aoe_tui.engine.clock import MatchClock, MonotonicSource
 from aoe_tui.engine.drain import drain_agents
+from aoe_tui.engine.fog import audit
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
+from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
 from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
@@ -104,6 +106,7 @@ class MatchRunner:
         assert self.recorder is not None and self.manifest.build is not None
         self.recorder.progress("match", f"booting {len(self.manifest.territories)} territories")
         hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
+        await self._prepare_guests(hosts)
         verifiers = {m.id: resolve_verifier(self.manifest_path, m.verifier) for m in self.manifest.build.milestones}
         self.referee = referee = Referee(self.manifest, hosts, self.recorder, verifiers, self.match_dir.root)
         referee.open_match(ready_order)
@@ -116,6 +119,28 @@ class MatchRunner:
         await self._tick_until_over(referee)
         self.recorder.progress("match", f"post-match drain (up to {self.drain_seconds:g} s)")
         await drain_agents(referee, self.drain_seconds)
+
+    async def _prepare_guests(self, hosts: dict) -> None:
+        """Provision the guests, then run the fog-of-war leak audit: both before any agent or agent event.
+
+        A failure is the arena's: it is recorded as an `infrastructure_failure` naming the territory
+        and the match is aborted with that detail."""
+        assert self.recorder is not None
+        bundle = load_bundle(self.manifest, self.manifest_path)
+        fog = self.manifest.fog_of_war
+        leak = fog.guest_leak_audit if fog is not None else None
+        try:
+            if bundle is not None:
+                self.recorder.progress("match", f"provisioning {len(hosts)} guests")
+                await provision(hosts, bundle)
+            if leak is not None:
+                self.recorder.progress("match", f"fog-of-war leak audit of {len(hosts)} guests")
+                await audit(hosts, leak)
+        except ArenaSetupFailed as error:
+            self.recorder.emit("infrastructure_failure", component=error.component, source="arena",
+                               detail=error.detail, territory=error.territory_id)
+            await self._abort(error.detail)
+            raise AoeError(error.detail) from None
 
     async def _tick_until_over(self, referee: Referee) -> None:
         tick_ms = self.manifest.rules.tick_ms

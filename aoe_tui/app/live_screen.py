@@ -212,17 +212,13 @@ class LiveMatchScreen(MatchScreen):
         for milestone in self._milestones():
             if self.selected and not world.is_milestone_paused(self.selected, milestone):
                 options.append((f"{milestone} · {self.selected}", (milestone, self.selected)))
-            if f"*/{milestone}" not in world.paused_milestones:
+            if not world.is_milestone_paused(EVERY_TERRITORY, milestone):
                 options.append((f"{milestone} · every territory", (milestone, EVERY_TERRITORY)))
         return options
 
     def _resume_options(self) -> list[tuple[str, tuple[str, str | None]]]:
-        options = []
-        for key in self.live_world.paused_milestones:
-            territory, _, milestone = key.partition("/")
-            target = EVERY_TERRITORY if territory == "*" else territory
-            options.append((f"{milestone} · {territory if target else 'every territory'}", (milestone, target)))
-        return options
+        return [(f"{pause.milestone} · {pause.territory or 'every territory'}", (pause.milestone, pause.territory))
+                for pause in self.live_world.paused_milestones]
 
     def _retry_options(self) -> list[tuple[str, str]]:
         """Milestones of the selected territory whose dependencies passed (what the referee accepts)."""

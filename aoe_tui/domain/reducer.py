@@ -16,10 +16,10 @@ from aoe_tui.domain import events as ev
 from aoe_tui.domain.world import (
     AgentState,
     HealthReading,
+    MilestonePause,
     MilestoneState,
     TerritoryState,
     World,
-    milestone_pause_key,
 )
 
 
@@ -194,18 +194,15 @@ def _match_resumed(world: World, e: ev.MatchResumed) -> None:
 
 
 def _milestone_paused(world: World, e: ev.MilestonePaused) -> None:
-    key = milestone_pause_key(e.territory, e.milestone)
-    if key not in world.paused_milestones:
-        world.paused_milestones.append(key)
+    pause = MilestonePause(territory=e.territory, milestone=e.milestone)
+    if pause not in world.paused_milestones:
+        world.paused_milestones.append(pause)
 
 
 def _milestone_resumed(world: World, e: ev.MilestoneResumed) -> None:
-    key = milestone_pause_key(e.territory, e.milestone)
-    if e.territory is None:
-        # Resuming for all clears every per-territory pause of that milestone too.
-        world.paused_milestones = [k for k in world.paused_milestones if not k.endswith(f"/{e.milestone}")]
-    elif key in world.paused_milestones:
-        world.paused_milestones.remove(key)
+    # Resuming for all clears every per-territory pause of that milestone too.
+    lifted = world.pauses_lifted_by(e.territory, e.milestone)
+    world.paused_milestones = [pause for pause in world.paused_milestones if pause not in lifted]
 
 
 # Each handler takes its own event class; the table is keyed by that class, so Any is exact enough.

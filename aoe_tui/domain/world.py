@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 
 class WorldModel(BaseModel):
@@ -69,9 +69,43 @@ class AgentState(WorldModel):
     cost_known: bool = False
 
 
-def milestone_pause_key(territory: str | None, milestone: str) -> str:
-    """`*` stands for "every territory" so one entry pauses a milestone arena-wide."""
-    return f"{territory or '*'}/{milestone}"
+_EVERY_TERRITORY = "*"
+
+
+class MilestonePause(BaseModel):
+    """One operator pause: a milestone for one territory, or for all of them (`territory` None).
+
+    Saved as the string `territory/milestone`, `*` standing for every
+    territory (ids never hold a `/`), the format `world.json` has always had.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    territory: str | None
+    milestone: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_saved(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            territory, _, milestone = value.partition("/")
+            return {"territory": None if territory == _EVERY_TERRITORY else territory, "milestone": milestone}
+        return value
+
+    @model_serializer
+    def _to_saved(self) -> str:
+        return str(self)
+
+    def __str__(self) -> str:
+        return f"{self.territory or _EVERY_TERRITORY}/{self.milestone}"
+
+    def holds(self, territory: str | None, milestone: str) -> bool:
+        """Whether this pause stops `milestone` for `territory` (None: for every territory at once)."""
+        return self.milestone == milestone and self.territory in (None, territory)
+
+    def lifted_by(self, territory: str | None, milestone: str) -> bool:
+        """Whether resuming `milestone` for `territory` ends this pause (None ends every pause of it)."""
+        return self.milestone == milestone and territory in (None, self.territory)
 
 
 class World(WorldModel):
@@ -84,14 +118,17 @@ class World(WorldModel):
     last_sequence: int | None = None
     elapsed_ms: int = 0
     paused: bool = False
-    paused_milestones: list[str] = Field(default_factory=list)
+    paused_milestones: list[MilestonePause] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
     def is_milestone_paused(self, territory: str | None, milestone: str) -> bool:
-        return (milestone_pause_key(territory, milestone) in self.paused_milestones
-                or milestone_pause_key(None, milestone) in self.paused_milestones)
+        return any(pause.holds(territory, milestone) for pause in self.paused_milestones)
+
+    def pauses_lifted_by(self, territory: str | None, milestone: str) -> list[MilestonePause]:
+        """The pauses that resuming `milestone` for `territory` ends (none: there is nothing to resume)."""
+        return [pause for pause in self.paused_milestones if pause.lifted_by(territory, milestone)]
 
     def standings(self) -> list[str]:
         """Territory ids, best first: durable, earliest durable, points, passes."""

@@ -442,9 +442,7 @@ class Referee:
         self._require_running()
         self._require_milestone(milestone_id)
         self._require_territory(territory_id)
-        paused = self.world.paused_milestones
-        key = f"{territory_id or '*'}/{milestone_id}"
-        if key not in paused and not (territory_id is None and any(k.endswith(f"/{milestone_id}") for k in paused)):
+        if not self.world.pauses_lifted_by(territory_id, milestone_id):
             return False
         self.recorder.emit("milestone_resumed", territory=territory_id, milestone=milestone_id)
         return True

@@ -18,6 +18,7 @@ from aoe_tui.app.territory_pane import TerritoryPane
 from aoe_tui.app.territory_screen import TerritoryScreen
 from aoe_tui.app.tool_feed import ToolFeed
 from aoe_tui.domain.reducer import reduce
+from aoe_tui.domain.world import MilestonePause
 from aoe_tui.engine.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
 from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE,
@@ -171,7 +172,7 @@ async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tm
         picker.query_one(OptionList).highlighted = picker.labels.index("host-reboot · builder-three")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.runner.world.paused_milestones == ["builder-three/host-reboot"]
+        assert app.runner.world.paused_milestones == [MilestonePause(territory="builder-three", milestone="host-reboot")]
         assert screen.check_action("resume_milestone", ()) is True
         # retrying a passed milestone asks first: a failed re-check revokes it
         await pilot.press("y")

@@ -1,7 +1,10 @@
-"""SPEC §4 reducer rules, one event story at a time."""
+"""Reducer rules, one event story at a time."""
+
+import json
 
 from aoe_tui.domain.events import make_event
 from aoe_tui.domain.reducer import reduce
+from aoe_tui.domain.world import MilestonePause, World
 
 
 class Story:
@@ -124,6 +127,28 @@ def test_operator_pauses():
              .add("match_paused").add("match_resumed", paused_ms=5)
              .world())
     assert not world.is_milestone_paused("t1", "up") and not world.paused
+
+
+def test_milestone_pauses_are_saved_as_territory_slash_milestone_and_read_back():
+    world = (started()
+             .add("milestone_paused", territory="t1", milestone="up")
+             .add("milestone_paused", territory=None, milestone="down")
+             .add("milestone_paused", territory="t2", milestone="down")
+             .world())
+    saved = json.dumps(world.to_json())
+    assert world.to_json()["paused_milestones"] == ["t1/up", "*/down", "t2/down"]
+    assert json.dumps(World.model_validate_json(saved).to_json()) == saved
+    assert World.model_validate_json(saved).paused_milestones == [
+        MilestonePause(territory="t1", milestone="up"), MilestonePause(territory=None, milestone="down"),
+        MilestonePause(territory="t2", milestone="down")]
+    # one territory's resume leaves the arena-wide pause; resuming for all ends every pause of that milestone
+    assert [str(p) for p in world.pauses_lifted_by("t2", "down")] == ["t2/down"]
+    assert [str(p) for p in world.pauses_lifted_by(None, "down")] == ["*/down", "t2/down"]
+    assert world.pauses_lifted_by("t2", "up") == []
+    resumed = (started().add("milestone_paused", territory="t2", milestone="down")
+               .add("milestone_paused", territory=None, milestone="down")
+               .add("milestone_resumed", territory="t2", milestone="down").world())
+    assert resumed.to_json()["paused_milestones"] == ["*/down"]
 
 
 def test_infrastructure_failures_are_counted_and_conquest_fields():

@@ -35,7 +35,7 @@ async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
     runner = MatchRunner(ARENA, output, ScriptedProvider(dict(LIVE_RACE)), launcher, source=source, drain_seconds=4)
     app = LiveApp(runner, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 8)
         screen = app.screen
         assert isinstance(screen, LiveMatchScreen)
         trace = output / "agents" / "oracle" / "tool_trace.jsonl"
@@ -59,7 +59,7 @@ async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, TerritoryScreen) and OUTPUT in screen_text(app)
         await pilot.press("escape")
-        await hold_at(pilot, source, 14)
+        await hold_at(pilot, source, 9)
         assert app.is_running and app.engine_running and app.screen is screen
         assert "match_finished" not in [e.kind for e in runner.recorder.events]
     finished = [e.to_json() for e in runner.recorder.events if e.kind == "agent_finished"]

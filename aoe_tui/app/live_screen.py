@@ -11,14 +11,12 @@ or to every territory where that makes sense.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
 from textual.binding import Binding
 
-from aoe_tui.agents import protocol as p
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.world import World
 from aoe_tui.engine.runner import MatchRunner
@@ -41,17 +39,10 @@ QUIET_WHEN_LIVE = frozenset({"toggle_play", "jump(-1)", "jump(1)", "marker(-1)",
 
 
 def ssh_command(host: TerritoryHost | None) -> str:
-    """The command a human pastes to get a root shell in the guest (a VM knows its own best)."""
+    """The command a human pastes to get a root shell in the guest, as its host gives it."""
     if host is None:
         return "(the territory is not running)"
-    vm = getattr(host, "vm", None)
-    if vm is not None:
-        return vm.ssh_command()
-    access = host.access_env()
-    if p.ENV_SSH_KEY not in access or not host.ssh_port:
-        return "(no SSH: this territory is not a virtual machine)"
-    return shlex.join(["ssh", "-i", access[p.ENV_SSH_KEY], "-o", f"UserKnownHostsFile={access.get(p.ENV_KNOWN_HOSTS, '')}",
-                       "-p", str(host.ssh_port), f"{access.get(p.ENV_SSH_USER, 'root')}@{host.host}"])
+    return host.ssh_command() or "(no SSH: this territory is not a virtual machine)"
 
 
 class LiveMatchScreen(MatchScreen):

@@ -39,6 +39,9 @@ class LibvirtTerritory:
         return {p.ENV_SSH_KEY: str(self.vm.keys.private_key_path), p.ENV_KNOWN_HOSTS: str(self.vm.keys.known_hosts_path),
                 p.ENV_SSH_USER: "root"}
 
+    def ssh_command(self) -> str:
+        return self.vm.ssh_command()
+
     async def run(self, command: str, timeout: float) -> CommandResult:
         try:
             return await self.vm.run(command, timeout)

@@ -231,6 +231,9 @@ class ScriptedTerritory:
     def access_env(self) -> dict[str, str]:
         return {"AOE_GUEST_EXEC": str(self.exec_shim)}
 
+    def ssh_command(self) -> None:
+        return None  # the "guest" is this process: there is nothing to SSH into
+
     async def run(self, command: str, timeout: float) -> CommandResult:
         if not self._alive:
             raise TerritoryUnavailable(f"territory {self.territory_id}: the VM is gone")

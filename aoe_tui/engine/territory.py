@@ -34,6 +34,9 @@ class TerritoryHost(Protocol):
     def access_env(self) -> dict[str, str]:
         """What verifiers and adapters need to reach this guest (SSH key, known hosts, user; or a stand-in)."""
 
+    def ssh_command(self) -> str | None:
+        """The command a person pastes for a root shell in the guest; None when it has no SSH (not a VM)."""
+
     async def run(self, command: str, timeout: float) -> CommandResult:
         """Run a shell command in the guest as root; raises TerritoryUnavailable if unreachable."""
 

@@ -26,10 +26,10 @@ http() {
   local method="$1" path="$2" code
   : >"$HTTP_BODY"
   if [ $# -ge 3 ]; then
-    HTTP_STATUS="$(curl -sS --max-time 5 -X "$method" --data-binary "$3" -H 'Content-Type: application/octet-stream' \
+    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" -X "$method" --data-binary "$3" -H 'Content-Type: application/octet-stream' \
       -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
   else
-    HTTP_STATUS="$(curl -sS --max-time 5 -X "$method" -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
+    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" -X "$method" -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
   fi
   code=$?
   return $code
@@ -101,4 +101,55 @@ hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 evidence() {
   jq -cn "$@" >"$AOE_EVIDENCE_FILE" || arena_fault "cannot write evidence to $AOE_EVIDENCE_FILE"
   exit 0
+}
+
+# -- Guest checks over SSH, shared by the arenas (an SSH drop is the arena's problem, not the player's) --
+
+GUEST_TRIES=3
+GUEST_OUT=""
+GUEST_CODE=0
+
+# guest_run COMMAND...: run in the guest; sets GUEST_OUT (stdout+stderr) and GUEST_CODE. A dropped
+# connection (ssh exit 255) is retried GUEST_TRIES times 1 s apart, then the arena is at fault.
+guest_run() {
+  local try
+  for try in $(seq "$GUEST_TRIES"); do
+    GUEST_OUT="$(guest "$@" 2>&1)"; GUEST_CODE=$?
+    [ "$GUEST_CODE" -ne 255 ] && return 0
+    sleep 1
+  done
+  arena_fault "SSH to the guest dropped $GUEST_TRIES times: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
+}
+
+# expect_guest_file PATH CONTENT CONTEXT: the guest file PATH exists with exactly CONTENT.
+expect_guest_file() {
+  guest_run "cat -- '$1'"
+  [ "$GUEST_CODE" -eq 0 ] || fail "$1 is missing in the guest$3"
+  [ "$GUEST_OUT" = "$2" ] || fail "$1 in the guest holds '$(printf '%s' "$GUEST_OUT" | head -c 60)' instead of '$2'$3"
+}
+
+# expect_port_free PORT CONTEXT: nothing listens on guest TCP port PORT.
+expect_port_free() {
+  guest_run "ss -Hltn 'sport = :$1'"
+  [ "$GUEST_CODE" -eq 0 ] || fail "cannot list the guest's listening sockets$2: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
+  [ -z "$GUEST_OUT" ] || fail "something listens on guest port $1$2"
+}
+
+# expect_units_active UNIT...: every unit is active in the guest (the first that is not is named).
+expect_units_active() {
+  local unit state states
+  guest_run "systemctl is-active $*"
+  mapfile -t states <<<"$GUEST_OUT"
+  [ "${#states[@]}" -eq $# ] \
+    || fail "cannot read the state of $* in the guest: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
+  for unit in "$@"; do
+    state="${states[0]}"; states=("${states[@]:1}")
+    [ "$state" = active ] || fail "unit $unit is $(printf '%s' "$state" | head -c 40) in the guest, not active"
+  done
+}
+
+# restart_units UNIT...: `systemctl restart` them all at once in the guest; a non-zero exit fails.
+restart_units() {
+  guest_run "systemctl restart $*"
+  [ "$GUEST_CODE" -eq 0 ] || fail "systemctl restart $* failed in the guest (exit $GUEST_CODE): $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
 }

@@ -21,7 +21,7 @@ from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.instructions import brief_files, player_brief
 from aoe_tui.engine.provisioning import load_bundle
-from aoe_tui.store.manifest_file import resolve_verifier
+from aoe_tui.store.manifest_file import PROJECT_VERIFY, resolve_verifier
 
 SCHEMA_VERSION = 1
 
@@ -38,11 +38,12 @@ def _sha256_files(paths: list[Path]) -> str:
 
 
 def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
-    """Every verifier script plus the shell helpers beside them (they are part of the check)."""
+    """Every verifier script plus the shell helpers beside them and the shared `verify/lib.sh` (part of the check)."""
     assert manifest.build is not None
     scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in manifest.build.milestones}
     helpers = {h.resolve() for s in scripts for h in s.parent.glob("*.sh")}
-    return sorted(scripts | helpers)
+    shared = {(PROJECT_VERIFY / "lib.sh").resolve()}  # an arena's own scripts source the shared helpers too
+    return sorted(scripts | helpers | shared)
 
 
 def source_revision(project_dir: Path) -> str | None:

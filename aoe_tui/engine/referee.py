@@ -40,6 +40,9 @@ MAX_BACKOFF_TICKS = 16
 BUDGET_STOP_GRACE_SECONDS = 10.0
 # Each distinct reason an adapter's usage.json is rejected is noted, up to this many per agent.
 MAX_USAGE_NOTES = 5
+# The guest gets this long to come back from a host reboot even when the milestone's own timeout (its
+# verifier's) is shorter, as in the original arenas (ARENAS §0: back within 120 s, then the verifier runs).
+REBOOT_BACK_SECONDS = 120
 CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_microusd")
 
 
@@ -223,7 +226,7 @@ class Referee:
                 return prepared, _category(prepared)
             self.reboots.setdefault(territory_id, []).append(self.clock.elapsed_ms())
             try:
-                proof = await self.hosts[territory_id].reboot(timeout)
+                proof = await self.hosts[territory_id].reboot(max(timeout, REBOOT_BACK_SECONDS))
             except RebootFailed as error:
                 return VerifierOutcome("failed", detail=f"host reboot: {error}"), "reboot_failed"
             proof_file = scratch / "reboot-proof.json"

@@ -99,3 +99,5 @@ from aoe_tui.agents.scripted.cheat_reach import REACH_CHEATS  # noqa: E402  (ada
 PLANS.update(REACH_CHEATS)
 from aoe_tui.agents.scripted.cheat_flood import FLOOD_CHEATS  # noqa: E402  (bounded, inert input, issue 10)
 PLANS.update(FLOOD_CHEATS)
+from aoe_tui.agents.scripted.queue_plans import QUEUE_PLANS  # noqa: E402  (Durable Job Queue builders, issue 12)
+PLANS.update(QUEUE_PLANS)

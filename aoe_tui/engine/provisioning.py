@@ -83,8 +83,8 @@ def render_script(bundle: ProvisioningBundle, root: str = "") -> str:
     q = shlex.quote
     lines = ["set -u", f"ROOT={q(root)}",
              'fail() { printf "%s\\n" "$*" >&2; exit 1; }',
-             'put() { mkdir -p "$(dirname "$ROOT$1")" && printf %s "$3" | base64 -d >"$ROOT$1.aoe-new" '
-             '&& chmod "$2" "$ROOT$1.aoe-new" && mv -f "$ROOT$1.aoe-new" "$ROOT$1" || fail "cannot write $1"; }']
+             ('put() { mkdir -p "$(dirname "$ROOT$1")" && printf %s "$3" | base64 -d >"$ROOT$1.aoe-new" '
+              '&& chmod "$2" "$ROOT$1.aoe-new" && mv -f "$ROOT$1.aoe-new" "$ROOT$1" || fail "cannot write $1"; }')]
     for item in spec.files:
         lines.append(f"put {q(item.path)} {q(item.mode)} {_b64(bundle.contents[item.source])}")
     for db in spec.databases:

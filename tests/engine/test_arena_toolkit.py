@@ -7,6 +7,7 @@ what they write, find and refuse is observed, not assumed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -79,7 +80,8 @@ def _run_provisioning(tmp_path: Path, manifest: Path, active: str = "active", li
     for shim in shims.iterdir():
         shim.chmod(0o755)
     bundle = load_bundle(load_manifest(manifest), manifest)
-    return subprocess.run(["bash"], input=render_script(bundle, root=str(tmp_path / "root")), capture_output=True,
+    return subprocess.run(["bash"], input=render_script(bundle, root=str(tmp_path / "root")), check=False,
+                          capture_output=True,
                           text=True, env={**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}, timeout=30)
 
 
@@ -177,8 +179,10 @@ class LocalShellHost:
         self.calls += 1
         if self.calls <= self.drops:
             raise TerritoryUnavailable("Connection closed by 127.0.0.1 port 2222")
-        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout)
-        return CommandResult(result.returncode, result.stdout, result.stderr)
+        process = await asyncio.create_subprocess_exec("bash", "-c", command, stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+        return CommandResult(process.returncode or 0, stdout.decode(), stderr.decode())
 
 
 def _leak(root: Path, strings: list[str]):

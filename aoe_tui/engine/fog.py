@@ -27,13 +27,19 @@ _PATH_LIMIT = 300
 
 
 def audit_command(leak: LeakAudit) -> str:
-    """One shell command that prints `HIT<TAB>index<TAB>path` for the first hit, or `CLEAN`."""
+    """One shell command that prints `HIT<TAB>index<TAB>path` for the first hit, or `CLEAN`.
+
+    The scan is one pass with every string at once (a TCG guest reads /var/lib slowly); only the
+    file found is searched again, to name which string it holds."""
     paths = " ".join(shlex.quote(p) for p in leak.scan_paths)
+    patterns = " ".join(f"-e {shlex.quote(s)}" for s in leak.forbidden_strings)
     strings = " ".join(shlex.quote(s) for s in leak.forbidden_strings)
-    return (f"{MARKER}\ni=0; for s in {strings}; do "
-            f"hit=$(find {paths} -xdev -type f -size -{MAX_FILE_BYTES}c -print0 2>/dev/null "
-            '| xargs -0 -r grep -F -l -I -s -e "$s" -- 2>/dev/null | head -n 1); '
-            '[ -n "$hit" ] && { printf "HIT\\t%s\\t%s\\n" "$i" "$hit"; exit 0; }; i=$((i+1)); done; echo CLEAN')
+    return (f"{MARKER}\nhit=$(find {paths} -xdev -type f -size -{MAX_FILE_BYTES}c -print0 2>/dev/null "
+            f"| xargs -0 -r grep -F -l -I -s {patterns} -- 2>/dev/null | head -n 1); "
+            '[ -n "$hit" ] || { echo CLEAN; exit 0; }; '
+            f"i=0; for s in {strings}; do "
+            'grep -F -q -s -e "$s" -- "$hit" && { printf "HIT\\t%s\\t%s\\n" "$i" "$hit"; exit 0; }; '
+            "i=$((i+1)); done; echo CLEAN")
 
 
 def leak_detail(territory_id: str, string: str, path: str) -> str:

@@ -1,6 +1,6 @@
 """Agents' tool calls as they happen: tail each adapter's live `tool_trace.jsonl`.
 
-Adapters append one JSON line per finished call (SPEC §7). Only complete
+Adapters append one JSON line per finished call (docs/adapters.md). Only complete
 lines are taken (the adapter may be mid-append) and each file is read from
 where the last poll stopped. New calls are classified by the same analyzer a
 replay uses, so a call looks the same live and afterwards.
@@ -16,8 +16,7 @@ from aoe_tui.analysis.analyzer import analyze
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
 from aoe_tui.app.session import MatchSession
 from aoe_tui.app.tool_calls import agent_tool_calls
-
-LIVE_SOURCE = "live tool trace"
+from aoe_tui.store.match_layout import MatchLayout
 
 
 class TraceTail:
@@ -52,7 +51,7 @@ class TraceTail:
 class LiveToolCalls:
     def __init__(self, session: MatchSession, match_dir: Path) -> None:
         self.session = session
-        self.tails = {agent: TraceTail(Path(match_dir) / "agents" / agent / "tool_trace.jsonl")
+        self.tails = {agent: TraceTail(MatchLayout(Path(match_dir)).agent(agent).tool_trace)
                       for agent in session.match.agents}
 
     def poll(self) -> bool:
@@ -69,7 +68,6 @@ class LiveToolCalls:
             info = match.agents[agent]
             analysis = analyze(Transcript(model=info.model, tool_trace=trace), agent, info.territory)
             self.session.analyses[agent] = analysis
-            self.session.analysis_sources[agent] = LIVE_SOURCE
             calls = agent_tool_calls(match, agent, analysis, self.session.start_ms.get(agent, 0))
             self.session.tool_calls[agent].extend([call for call in calls if call.index >= known])
             grew = True

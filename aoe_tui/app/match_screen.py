@@ -3,7 +3,7 @@
 The screen owns the cursor (`Playback`) and the shared derived data
 (`MatchSession`); widgets get the world at the cursor through their `show`/
 `sync` methods and talk back by messages (seek, inspect). The same screen
-serves a live match: `add_event` grows the timeline, and a cursor that was
+serves a live match: `add_events` grows the timeline, and a cursor that was
 following the end stays there.
 """
 
@@ -164,12 +164,9 @@ class MatchScreen(Screen[None]):
         if not self.playback.playing:
             self._play_timer.pause()
 
-    def add_event(self, event: EventBase) -> None:
-        """Live seam: grow the timeline; a cursor following the end moves with it."""
-        self.add_events([event])
-
     def add_events(self, events: list[EventBase]) -> None:
-        """A burst of live events (one referee tick) costs one repaint, not one per event."""
+        """Live seam: grow the timeline (a cursor following the end moves with it); a burst of live
+        events (one referee tick) costs one repaint, not one per event."""
         if not events:
             return
         following = self.playback.following or len(self.session.timeline) == 0

@@ -25,7 +25,6 @@ class MatchSession:
         self.markers: list[Marker] = find_markers(self.timeline.events)
         found = match_analyses(match)
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
-        self.analysis_sources: dict[str, str] = {agent: source for agent, (_, source) in found.items()}
         self.start_ms = {agent: agent_start_ms(match.events, agent) for agent in match.agents}
         self.tool_calls = {
             agent: ToolCallIndex(agent_tool_calls(match, agent, self.analyses[agent], self.start_ms[agent])

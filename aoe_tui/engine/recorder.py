@@ -12,7 +12,6 @@ subscription so one consumer sees everything in order.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
@@ -50,12 +49,6 @@ class MatchRecorder:
         """Call `subscriber` with every later update; returns the unsubscribe function."""
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
-
-    def queue(self) -> asyncio.Queue[MatchUpdate]:
-        """An unbounded queue fed with every later update (for a consumer on the same loop)."""
-        updates: asyncio.Queue[MatchUpdate] = asyncio.Queue()
-        self.subscribe(updates.put_nowait)
-        return updates
 
     def emit(self, kind: str, **fields: Any) -> EventBase:
         event = make_event(kind, len(self.events), self.clock.elapsed_ms(), **clean_value(fields))

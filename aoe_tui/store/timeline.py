@@ -2,16 +2,13 @@
 
 Scrubbing a long log must not fold from event zero on every key press, so the
 index keeps a full world every `keyframe_every` events and folds forward from
-the nearest one. It also keeps per-kind, per-territory and per-agent
-positions so the event list and the markers can filter without scanning.
-It grows with `append`, which is how a live match feeds the same index a
-replay uses.
+the nearest one. It grows with `append`, which is how a live match feeds the
+same index a replay uses.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
 from collections.abc import Iterable
 
 from aoe_tui.domain.events import EventBase
@@ -29,9 +26,6 @@ class TimelineIndex:
         self._elapsed: list[int] = []
         self._keyframes: list[World] = [initial.model_copy(deep=True) if initial else World()]
         self._head = self._keyframes[0].model_copy(deep=True)
-        self._by_kind: dict[str, list[int]] = defaultdict(list)
-        self._by_territory: dict[str, list[int]] = defaultdict(list)
-        self._by_agent: dict[str, list[int]] = defaultdict(list)
         for event in events:
             self.append(event)
 
@@ -52,11 +46,6 @@ class TimelineIndex:
         self.events.append(event)
         self._elapsed.append(event.elapsed_ms)
         apply_event(self._head, event)
-        self._by_kind[event.kind].append(position)
-        if event.territory_id:
-            self._by_territory[event.territory_id].append(position)
-        if event.agent_id:
-            self._by_agent[event.agent_id].append(position)
         if (position + 1) % self.keyframe_every == 0:
             self._keyframes.append(self._head.model_copy(deep=True))
 
@@ -75,18 +64,3 @@ class TimelineIndex:
 
     def state_at_time(self, elapsed_ms: int) -> World:
         return self.state_at(self.position_at_time(elapsed_ms))
-
-    def query(self, kinds: Iterable[str] | None = None, territory: str | None = None, agent: str | None = None,
-              start_ms: int | None = None, end_ms: int | None = None) -> list[EventBase]:
-        candidates: set[int] | None = None
-        for selected in (
-            sorted({p for k in kinds for p in self._by_kind.get(k, [])}) if kinds is not None else None,
-            self._by_territory.get(territory, []) if territory is not None else None,
-            self._by_agent.get(agent, []) if agent is not None else None,
-        ):
-            if selected is not None:
-                candidates = set(selected) if candidates is None else candidates & set(selected)
-        low = bisect.bisect_left(self._elapsed, start_ms) if start_ms is not None else 0
-        high = bisect.bisect_right(self._elapsed, end_ms) if end_ms is not None else len(self.events)
-        positions = range(low, high) if candidates is None else sorted(p for p in candidates if low <= p < high)
-        return [self.events[p] for p in positions]

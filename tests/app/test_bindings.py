@@ -221,7 +221,7 @@ async def test_q_quits(clock):
     assert app.return_code == 0
 
 
-async def test_add_event_grows_the_timeline_and_a_following_cursor_stays_at_the_end(clock):
+async def test_add_events_grows_the_timeline_and_a_following_cursor_stays_at_the_end(clock):
     match = load_match(HARNESS)
     events, match.events = match.events, match.events[:50]
     app = AoeApp(match, clock=clock, mode="live")
@@ -230,13 +230,13 @@ async def test_add_event_grows_the_timeline_and_a_following_cursor_stays_at_the_
         assert screen.playback.position == 49 and screen.playback.following
         assert "LIVE" in rendered(screen.query_one(MatchHeader))
         for event in events[50:]:
-            screen.add_event(event)
+            screen.add_events([event])
         await pilot.pause()
         assert screen.playback.position == len(events) - 1
         assert screen.query_one(EventList).table.row_count == len(screen.query_one(EventList).rows.rows)
         assert any(m.kind == "finish" for m in screen.session.markers)
         await pilot.press("home")
-        screen.add_event(events[-1].model_copy(update={"sequence": len(events)}))
+        screen.add_events([events[-1].model_copy(update={"sequence": len(events)})])
         assert screen.playback.position == -1  # not following: the cursor stays put
 
 

@@ -38,18 +38,6 @@ def test_returned_states_are_copies():
     assert index.head.match_state != "tampered"
 
 
-def test_queries():
-    events = load_match(QUEUE).events
-    index = TimelineIndex(events)
-    failed = index.query(kinds=["milestone_failed"], territory="queue-two")
-    assert failed and all(e.kind == "milestone_failed" and e.territory == "queue-two" for e in failed)
-    assert len(failed) == sum(1 for e in events if e.kind == "milestone_failed" and e.territory_id == "queue-two")
-    window = index.query(start_ms=10_000, end_ms=20_000)
-    assert window == [e for e in events if 10_000 <= e.elapsed_ms <= 20_000]
-    agent = index.query(agent="glm-queue-builder")
-    assert agent and all(e.agent_id == "glm-queue-builder" for e in agent)
-
-
 def test_live_append_grows_index():
     events = load_match(QUEUE).events
     index = TimelineIndex(events[:50])

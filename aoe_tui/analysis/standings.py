@@ -1,4 +1,4 @@
-"""Who is best over many rounds: series and benchmark standings (SPEC §8), computed from the round matches.
+"""Who is best over many rounds: series and benchmark standings, computed from the round matches.
 
 Standings are never copied from a stored `series.json`: each decided round's
 match is read again and reduced to one `Seat` per agent, and the rows are
@@ -146,7 +146,7 @@ def _with_forfeits(rows: list[tuple[dict[str, Any], list[Seat]]]) -> list[dict[s
 
 
 def series_standings(seats: list[Seat]) -> list[dict[str, Any]]:
-    """One row per agent id (SPEC §8 series fields), best first: wins, durable deployments, faster median."""
+    """One row per agent id (the series fields), best first: wins, durable deployments, faster median."""
     by_agent: dict[str, list[Seat]] = {}
     for seat in sorted(seats, key=lambda s: s.round):
         by_agent.setdefault(seat.agent, []).append(seat)
@@ -157,7 +157,7 @@ def series_standings(seats: list[Seat]) -> list[dict[str, Any]]:
 
 
 def benchmark_standings(seats: list[Seat]) -> list[dict[str, Any]]:
-    """One row per model configuration across every arena, with the benchmark's extra fields (SPEC §8)."""
+    """One row per model configuration across every arena, with the benchmark's extra fields."""
     by_config: dict[tuple, list[Seat]] = {}
     for seat in sorted(seats, key=lambda s: s.round):
         by_config.setdefault(seat.config, []).append(seat)

@@ -1,4 +1,4 @@
-"""The Textual app: a match browser and a match screen over saved (and, later, live) matches.
+"""The Textual app: a match browser and a match screen over saved and live matches.
 
 The clock is injected so playback in tests advances exactly as far as the
 test says; the real app uses `time.monotonic`. Notifications and every

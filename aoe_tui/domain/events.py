@@ -1,4 +1,4 @@
-"""Referee events (SPEC §3) as a discriminated union on `kind`.
+"""Referee events as a discriminated union on `kind`.
 
 Extra fields are kept (`extra="allow"`) because logs from other versions may
 carry more than we know, and a replay must show them. A `kind` we do not know

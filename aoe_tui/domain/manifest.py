@@ -1,4 +1,4 @@
-"""The arena manifest (SPEC §2) as strict pydantic models.
+"""The arena manifest as strict pydantic models.
 
 Every table forbids unknown keys so a typo in `arena.toml` is an error naming
 its key path instead of a silently ignored setting. The same models read the

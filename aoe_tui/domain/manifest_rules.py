@@ -2,8 +2,8 @@
 
 A person fixing `arena.toml` wants the whole list in one go
 (`build.milestones[2].depends_on: references unknown milestone x`), not one
-error per run, so shape errors from pydantic and the cross-reference rules of
-SPEC §2 are collected into one list of `Problem`s. When the shape is wrong the
+error per run, so shape errors from pydantic and the manifest's cross-reference
+rules are collected into one list of `Problem`s. When the shape is wrong the
 rules still run, on every top-level table that parsed by itself; a rule that
 needs a table which is missing or malformed is skipped (that table already has
 its own problem).
@@ -262,4 +262,4 @@ CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _check_visual_layout,
     _check_visual_milestones,
 )
-"""Every rule of SPEC §2, each naming the tables it reads; one that meets an unavailable table is skipped."""
+"""Every manifest rule, each naming the tables it reads; one that meets an unavailable table is skipped."""

@@ -1,4 +1,4 @@
-"""The reducer: the world is a pure fold of the events (SPEC §4).
+"""The reducer: the world is a pure fold of the events.
 
 `apply_event` folds one event into a world it owns and mutates; `reduce`
 copies its starting point first, so callers (the timeline index keeps

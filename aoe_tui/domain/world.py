@@ -1,4 +1,4 @@
-"""World state (SPEC §4): what the referee knows at one moment of a match.
+"""World state: what the referee knows at one moment of a match.
 
 Field names and order follow `world.json` of the earlier implementation, so a
 reduced world compares field for field with a recorded one. Fields after the

@@ -1,4 +1,4 @@
-"""A benchmark suite (SPEC §8): one seat-rotated series per arena, then standings by model configuration.
+"""A benchmark suite: one seat-rotated series per arena, then standings by model configuration.
 
 Each arena's series lives in `NN-<arena_id>/` and is an ordinary series (it
 checkpoints and resumes on its own); `benchmark.json` (schema_version 2) is

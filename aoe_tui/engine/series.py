@@ -1,4 +1,4 @@
-"""A seat-rotated series (SPEC §8): one manifest raced round after round, unattended and resumable.
+"""A seat-rotated series: one manifest raced round after round, unattended and resumable.
 
 Each round is an ordinary match, run by a `MatchRunner` the caller's factory
 builds (libvirt guests for `aoe series`, scripted territories in the tests),

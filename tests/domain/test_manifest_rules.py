@@ -1,4 +1,4 @@
-"""One test per manifest rule of SPEC §2; every problem names its path."""
+"""One test per manifest rule; every problem names its path."""
 
 import copy
 import tomllib

@@ -1,4 +1,4 @@
-"""Standings recomputed from the round matches (SPEC §8), equal to the published ones field for field."""
+"""Standings recomputed from the round matches, equal to the published ones field for field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every saved-match shape of SPEC §5 loads into one match object."""
+"""Every saved-match shape loads into one match object."""
 
 import pytest
 

@@ -58,7 +58,7 @@ class UsageTotals:
         return None if self.cost_usd is None else round(self.cost_usd * 1_000_000)
 
     def result_usage(self) -> dict[str, Any]:
-        """The `usage` object of result.json (SPEC §7)."""
+        """The `usage` object of result.json (docs/adapters.md)."""
         return {"resource_units": self.rounds, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cost_microusd": self.cost_microusd, "rounds": self.rounds, "tool_calls": self.tool_calls}
 

@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.agents_real.fake_provider import ScriptedProvider, error, final
-from tests.agents_real.harness_run import DISTINCTIVE_KEY, HarnessFiles, harness_env, run_harness
+from tests.agents_real.harness_run import (
+    DISTINCTIVE_KEY,
+    HarnessFiles,
+    harness_env,
+    run_harness,
+)
 from tests.agents_real.test_provider_failures import NO_GUEST
 
 _PROXY_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")

@@ -20,8 +20,9 @@ import email.utils
 import json
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 

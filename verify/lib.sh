@@ -26,10 +26,10 @@ http() {
   local method="$1" path="$2" code
   : >"$HTTP_BODY"
   if [ $# -ge 3 ]; then
-    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" -X "$method" --data-binary "$3" -H 'Content-Type: application/octet-stream' \
+    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" --max-filesize 1048576 -X "$method" --data-binary "$3" -H 'Content-Type: application/octet-stream' \
       -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
   else
-    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" -X "$method" -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
+    HTTP_STATUS="$(curl -sS --max-time "${HTTP_TIMEOUT:-5}" --max-filesize 1048576 -X "$method" -o "$HTTP_BODY" -w '%{http_code}' "$BASE_URL$path" 2>"$SCRATCH/curl.err")"
   fi
   code=$?
   return $code
@@ -45,7 +45,8 @@ curl_problem() {
   esac
 }
 
-body() { cat "$HTTP_BODY"; }
+# At most 64 KiB of a body is ever read into the shell: a service may answer without end.
+body() { head -c 65536 "$HTTP_BODY"; }
 
 # expect_health CONTEXT: GET /health must answer 200 "ready".
 expect_health() {

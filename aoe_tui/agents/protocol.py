@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from aoe_tui.domain.untrusted import clean_text
+from aoe_tui.store.match_layout import AgentPaths
 
 RESULT_STATUSES = ("completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded",
                    "harness_error")
@@ -116,38 +117,8 @@ class AgentResult(BaseModel):
 
 
 @dataclass(frozen=True)
-class AgentFiles:
-    """Where one agent's files live inside a match directory (`agents/<id>/`)."""
-
-    directory: Path
-
-    @property
-    def instruction(self) -> Path:
-        return self.directory / "instruction.md"
-
-    @property
-    def result(self) -> Path:
-        return self.directory / "result.json"
-
-    @property
-    def usage(self) -> Path:
-        return self.directory / "usage.json"
-
-    @property
-    def stdout(self) -> Path:
-        return self.directory / "stdout.log"
-
-    @property
-    def stderr(self) -> Path:
-        return self.directory / "stderr.log"
-
-    @property
-    def tool_trace(self) -> Path:
-        return self.directory / "tool_trace.jsonl"
-
-    @property
-    def transcript(self) -> Path:
-        return self.directory / "transcript.json"
+class AgentFiles(AgentPaths):
+    """One agent's files inside a match directory (`agents/<id>/`, store.match_layout), handed over as env."""
 
     def env(self) -> dict[str, str]:
         return {ENV_INSTRUCTION_FILE: str(self.instruction), ENV_RESULT_FILE: str(self.result),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.store.match_layout import holds_match
 from aoe_tui.store.saved_match import SavedMatch, load_match
 
 MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
@@ -44,14 +45,10 @@ class CatalogEntry:
                 str(self.events) if self.events else "no timeline")
 
 
-def _is_match_dir(path: Path) -> bool:
-    return (path / "events.jsonl").is_file() or (path / "world.json").is_file()
-
-
 def find_match_paths(roots: list[Path]) -> list[Path]:
     found: list[Path] = []
     for root in roots:
-        if root.is_file() or _is_match_dir(root):
+        if root.is_file() or holds_match(root):
             found.append(root)
             continue
         if not root.is_dir():
@@ -59,7 +56,7 @@ def find_match_paths(roots: list[Path]) -> list[Path]:
         for path in sorted(root.rglob("*")):
             if any(parent in found for parent in path.parents):
                 continue
-            if path.is_dir() and _is_match_dir(path):
+            if path.is_dir() and holds_match(path):
                 found.append(path)
             elif path.is_file() and path.name.endswith(MATCH_FILE_SUFFIXES):
                 found.append(path)

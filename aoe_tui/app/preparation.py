@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.app.file_tail import tail_lines
+from aoe_tui.store.match_layout import MatchLayout
 
 STAGES = ("image", "boot", "ssh", "agent")
 STAGE_TITLES = {"image": "image", "boot": "boot", "ssh": "SSH preflight", "agent": "agent"}
@@ -144,7 +145,7 @@ class PreparationScreen(Screen[None]):
             return Content("")
         parts = [Content.styled("The match could not start: ", "bold $error") + Content(self.board.error)]
         for tid in self.board.unbooted():
-            console = tail_lines(self.match_dir / "territories" / tid / "console.log", CONSOLE_LINES)
+            console = tail_lines(MatchLayout(self.match_dir).territory(tid).console_log, CONSOLE_LINES)
             parts.append(Content.styled(f"{tid} console (last {CONSOLE_LINES} lines)", "bold"))
             parts += [Content.styled(line, "$text-muted") for line in console] or [Content.styled("(no console output)", "$text-muted")]
         parts.append(Content.styled(f"The aborted match is recorded in {as_typed(self.match_dir)}. Press q to quit.",

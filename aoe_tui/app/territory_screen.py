@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 from aoe_tui.domain.world import World
 from aoe_tui.app import presentation as show
 from aoe_tui.app.file_tail import tail_lines
+from aoe_tui.store.match_layout import MatchLayout
 
 CONSOLE_LINES = 15
 AGENT_LINES = 8
@@ -62,14 +63,15 @@ class TerritoryScreen(Screen[None]):
         self.query_one("#drill-title", Static).update(Content.assemble(
             (f" {self.territory_id} ", "reverse bold $accent"), "  ", show.competitor_state(state),
             f"  {territory.milestone_points if territory else 0} pts  agent {self.agent_id or '—'}"))
-        agent_dir = self.match_dir / "agents" / (self.agent_id or "")
+        layout = MatchLayout(self.match_dir)
+        agent, console = layout.agent(self.agent_id or ""), layout.territory(self.territory_id).console_log
         sections = [
             _section("Attach by hand", [Content(self.ssh_command)]),
             _section("Milestones", self._milestones(world)),
-            _section(f"Console (last {CONSOLE_LINES} lines of territories/{self.territory_id}/console.log)",
-                     _log_lines(self.match_dir / "territories" / self.territory_id / "console.log", CONSOLE_LINES)),
-            _section(f"Agent stdout (last {AGENT_LINES} lines)", _log_lines(agent_dir / "stdout.log", AGENT_LINES)),
-            _section(f"Agent stderr (last {AGENT_LINES} lines)", _log_lines(agent_dir / "stderr.log", AGENT_LINES)),
+            _section(f"Console (last {CONSOLE_LINES} lines of {console.relative_to(self.match_dir)})",
+                     _log_lines(console, CONSOLE_LINES)),
+            _section(f"Agent stdout (last {AGENT_LINES} lines)", _log_lines(agent.stdout, AGENT_LINES)),
+            _section(f"Agent stderr (last {AGENT_LINES} lines)", _log_lines(agent.stderr, AGENT_LINES)),
         ]
         self.query_one("#drill-body-text", Static).update(Content("\n\n").join(sections))
 

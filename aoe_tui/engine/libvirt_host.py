@@ -24,6 +24,7 @@ from aoe_tui.runtime.image import require_image
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
+from aoe_tui.store.match_layout import MatchLayout
 
 
 class LibvirtTerritory:
@@ -115,5 +116,5 @@ class LibvirtProvider:
             return
         runtime, self.runtime = self.runtime, None
         await runtime.close()
-        for territory_dir in (runtime.match_dir / "territories").glob("*"):
-            (territory_dir / "overlay.qcow2").unlink(missing_ok=True)  # gigabytes of scratch, not a record
+        for territory in MatchLayout(runtime.match_dir).territories():
+            territory.overlay.unlink(missing_ok=True)  # gigabytes of scratch, not a record

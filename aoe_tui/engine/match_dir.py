@@ -7,6 +7,7 @@ never touched, so a typo in `--output` cannot destroy a previous match.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +15,19 @@ from aoe_tui.agents.protocol import AgentFiles, write_json_atomic
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import AgentSpec, Manifest
 from aoe_tui.engine.instructions import render_instruction
+from aoe_tui.store.match_layout import MatchLayout
 
 
-class MatchDirectory:
-    def __init__(self, root: Path) -> None:
+@dataclass(frozen=True)
+class MatchDirectory(MatchLayout):
+    """The layout (store.match_layout) of a match being written, and the writes that start and end it."""
+
+    def __post_init__(self) -> None:
         # Absolute from the start: libvirtd opens console and disk paths in its own working directory.
-        self.root = Path(root).absolute()
-
-    @property
-    def events(self) -> Path:
-        return self.root / "events.jsonl"
-
-    @property
-    def world(self) -> Path:
-        return self.root / "world.json"
+        object.__setattr__(self, "root", Path(self.root).absolute())
 
     def agent_files(self, agent_id: str) -> AgentFiles:
-        return AgentFiles(self.root / "agents" / agent_id)
-
-    def territory_dir(self, territory_id: str) -> Path:
-        return self.root / "territories" / territory_id
+        return AgentFiles(self.agent_directory(agent_id))
 
     def prepare(self, manifest: Manifest, provenance: dict[str, Any]) -> None:
         if self.events.exists() and self.events.stat().st_size > 0:
@@ -41,13 +35,8 @@ class MatchDirectory:
         if self.root.exists() and not self.root.is_dir():
             raise AoeError(f"{self.root}: exists and is not a directory")
         self.root.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.root / "arena.json", manifest.to_json())
-        write_json_atomic(self.root / "match.json", provenance)
-
-    @property
-    def ports(self) -> Path:
-        """Which loopback ports this match's guests were given (chosen at boot), for humans and tools."""
-        return self.root / "ports.json"
+        write_json_atomic(self.arena, manifest.to_json())
+        write_json_atomic(self.provenance, provenance)
 
     def write_ports(self, record: dict[str, Any]) -> None:
         write_json_atomic(self.ports, record)

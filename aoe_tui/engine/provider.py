@@ -24,6 +24,7 @@ from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import TerritoryHost
+from aoe_tui.store.match_layout import MatchLayout
 
 
 class TerritoryProvider(Protocol):
@@ -82,8 +83,9 @@ class ProcessLauncher:
             env["AOE_PROVIDERS_FILE"] = f"{SANDBOX_FILES_DIR}/providers.toml"
             handed[env["AOE_PROVIDERS_FILE"]] = config.read_bytes()
         executable = Path(adapter.command[0])
+        match_root = MatchLayout.of_agent_directory(files.directory.resolve()).root
         sandbox = Sandbox(
-            next_adapter_uid(), files.directory.resolve(), hidden=(Path.home(), files.directory.resolve().parent.parent),
+            next_adapter_uid(), files.directory.resolve(), hidden=(Path.home(), match_root),
             readable=(*python_install(), executable.parent, executable.resolve().parent), files=handed,
             loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports))
         process = AgentProcess(agent.id, agent.territory, files)

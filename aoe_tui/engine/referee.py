@@ -27,6 +27,7 @@ from aoe_tui.engine.outcomes import classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
+from aoe_tui.store.match_layout import MatchLayout
 
 DURABLE_REASON = "first durable deployment"
 TIMER_REASON = "match timer expired"
@@ -57,7 +58,7 @@ class Referee:
         self.recorder = recorder
         self.clock: MatchClock = recorder.clock
         self.verifiers = verifiers
-        self.work_dir = Path(work_dir)
+        self.layout = MatchLayout(Path(work_dir))
         self.agents: dict[str, AgentHandle] = {}
         self.over = False
         self.finished = asyncio.Event()
@@ -211,7 +212,7 @@ class Referee:
 
     async def _check(self, territory_id: str, milestone: Milestone) -> tuple[VerifierOutcome, str]:
         host = self.hosts[territory_id]
-        scratch = self.work_dir / "territories" / territory_id / "verifier"
+        scratch = self.layout.territory(territory_id).verifier_scratch
         scratch.mkdir(parents=True, exist_ok=True)
         env = {"AOE_TERRITORY_ID": territory_id, "AOE_HOST": host.host, "AOE_SSH_PORT": str(host.ssh_port),
                "AOE_SERVICE_PORT": str(host.service_port),
@@ -243,7 +244,7 @@ class Referee:
         return path
 
     def _store_evidence(self, territory_id: str, milestone_id: str, evidence: object) -> None:
-        path = self.work_dir / "evidence" / territory_id / f"{milestone_id}.json"
+        path = self.layout.evidence(territory_id, milestone_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(evidence, indent=2) + "\n")
 

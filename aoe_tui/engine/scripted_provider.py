@@ -30,7 +30,7 @@ class ScriptedProvider:
             recorder.progress("boot", "starting scripted territory", territory.id)
             self.hosts[territory.id] = ScriptedTerritory(
                 territory.id, self.plans.get(territory.id, ScriptedPlan()), clock.elapsed_ms,
-                match_dir.territory_dir(territory.id))
+                match_dir.territory_directory(territory.id))
             recorder.progress("ssh", "preflight passed (scripted)", territory.id)
         return dict(self.hosts), sorted(self.hosts)
 

@@ -30,6 +30,7 @@ from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
+from aoe_tui.store.match_layout import TerritoryPaths
 
 GUEST_SERVICE_PORT = 8080
 _CONSOLE_TAIL_BYTES = 64 * 1024
@@ -85,11 +86,11 @@ class TerritoryVM:
 
     @property
     def overlay_path(self) -> Path:
-        return self.config.directory / "overlay.qcow2"
+        return TerritoryPaths(self.config.directory).overlay
 
     @property
     def console_path(self) -> Path:
-        return self.config.directory / "console.log"
+        return TerritoryPaths(self.config.directory).console_log
 
     def domain_spec(self) -> DomainSpec:
         c = self.config

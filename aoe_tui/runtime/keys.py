@@ -45,9 +45,9 @@ class MatchKeys:
         return keys
 
     @classmethod
-    def for_territory(cls, ssh_dir: Path, match_id: str, territory_id: str) -> "MatchKeys":
-        """The territory's own identity in `ssh_dir/<territory>/`, generated on first use."""
-        return cls.ensure(Path(ssh_dir) / territory_id, comment=f"aoe-{match_id}-{territory_id}")
+    def for_territory(cls, directory: Path, match_id: str, territory_id: str) -> "MatchKeys":
+        """The territory's own identity in `directory` (store.match_layout: `ssh/<territory>/`), made on first use."""
+        return cls.ensure(Path(directory), comment=f"aoe-{match_id}-{territory_id}")
 
     @property
     def private_key_path(self) -> Path:

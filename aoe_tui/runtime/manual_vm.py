@@ -23,6 +23,7 @@ from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice, choose_accel
 from aoe_tui.runtime.paths import vms_dir
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts, check_ports_free, port_is_free
+from aoe_tui.store.match_layout import MatchLayout
 
 MANUAL_BASE_PORT = 26900
 MATCH_ID = "vm"
@@ -80,7 +81,7 @@ def _free_port_pair(base_port: int) -> tuple[int, int]:
 def _territory_vm(state: VMState, hypervisor: Hypervisor, image: ImageInfo, accel: AccelChoice) -> TerritoryVM:
     config = TerritoryConfig(
         match_id=MATCH_ID, territory_id=state.name, vcpus=state.vcpus, memory_mib=state.memory_mib,
-        directory=vm_dir(state.name) / "territories" / state.name,
+        directory=MatchLayout(vm_dir(state.name)).territory_directory(state.name),
         ports=TerritoryPorts(state.ssh_port, state.service_port), uri=state.uri, owner_kind=OWNER_KIND_MANUAL)
     return TerritoryVM(config, hypervisor, MatchKeys.ensure(vm_dir(state.name) / "ssh"), image, accel)
 

@@ -24,6 +24,7 @@ from aoe_tui.runtime.overlay import check_disk_room
 from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_image
 from aoe_tui.runtime.kvm_probe import choose_accel
 from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, reserve_ports
+from aoe_tui.store.match_layout import MatchLayout
 
 DEFAULT_SSH_TIMEOUT_S = 240.0
 
@@ -87,14 +88,15 @@ class MatchRuntime:
         self.qemu_user = await asyncio.to_thread(choose_for, self.match_dir)
         if self.qemu_user.unprivileged:
             image = await asyncio.to_thread(stage_image, image, self.match_dir / STAGE_DIR, self.qemu_user)
+        layout = MatchLayout(self.match_dir)
         for spec in self.territories:
             config = TerritoryConfig(
                 match_id=self.match_id, territory_id=spec.territory_id, vcpus=spec.vcpus,
-                memory_mib=spec.memory_mib, directory=self.match_dir / "territories" / spec.territory_id,
+                memory_mib=spec.memory_mib, directory=layout.territory_directory(spec.territory_id),
                 ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port,
                 disk_mib=spec.disk_mib, unprivileged_qemu=self.qemu_user.unprivileged)
-            keys = self.keys[spec.territory_id] = MatchKeys.for_territory(self.match_dir / "ssh", self.match_id,
-                                                                          spec.territory_id)
+            keys = self.keys[spec.territory_id] = MatchKeys.for_territory(layout.ssh_directory(spec.territory_id),
+                                                                          self.match_id, spec.territory_id)
             self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel)
         check_disk_room(self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()})
 

@@ -30,6 +30,7 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import parse_event_objects, read_event_log
+from aoe_tui.store.match_layout import EVENTS, WORLD, AgentPaths, MatchLayout
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
 SINGLE_FILE_TYPE = "agents-of-empires.match"
@@ -154,7 +155,7 @@ def load_match(path: Path | str) -> SavedMatch:
         raise AoeError(f"{path}: no such file or directory")
     if path.is_dir():
         return _load_directory(path)
-    if path.name == "events.jsonl":
+    if path.name == EVENTS:
         return _load_directory(path.parent)
     data = _read_json(path, "a saved match")
     if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
@@ -164,7 +165,7 @@ def load_match(path: Path | str) -> SavedMatch:
         return SavedMatch(source=path, shape="world-only", name=path.name.split(".")[0], manifest=None,
                           events=[], world=world, recorded_world=world, agents=_agents_from(None, world))
     raise AoeError(f"{path}: not a saved match (expected a match directory, a *.match.json "
-                   f"with artifact_type '{SINGLE_FILE_TYPE}', or a world.json)")
+                   f"with artifact_type '{SINGLE_FILE_TYPE}', or a {WORLD})")
 
 
 def _load_single_file(path: Path, data: dict[str, Any]) -> SavedMatch:
@@ -205,35 +206,28 @@ def _agents_from(manifest: Manifest | None, world: World) -> dict[str, AgentInfo
 
 
 def _load_directory(directory: Path) -> SavedMatch:
-    events_path, world_path = directory / "events.jsonl", directory / "world.json"
+    layout = MatchLayout.published_or_nested(directory)
+    events_path, world_path = layout.events, layout.world
     if not events_path.exists() and not world_path.exists():
-        raise AoeError(f"{directory}: no match here (neither events.jsonl nor world.json)")
+        raise AoeError(f"{directory}: no match here (neither {events_path.name} nor {world_path.name})")
     events = read_event_log(events_path) if events_path.exists() else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []
-    arena_path, provenance_path = directory / "arena.json", directory / "match.json"
+    arena_path, provenance_path = layout.arena, layout.provenance
     manifest = _optional(skipped, arena_path, lambda: _model(Manifest, _read_json(arena_path, "a manifest"),
                                                              str(arena_path)))
     provenance = _optional(skipped, provenance_path, lambda: _read_object(provenance_path, "provenance"))
     world = reduce(events) if events else (recorded or World())
-    nested = (directory / "agents").is_dir()
     match = SavedMatch(
-        source=directory, shape="directory" if nested else "published", name=directory.name, manifest=manifest,
+        source=directory, shape="published" if layout.flat else "directory", name=directory.name, manifest=manifest,
         events=events, world=world, recorded_world=recorded, agents=_agents_from(manifest, world),
         provenance=provenance, visualization=_visual(manifest), directory=directory, skipped=skipped,
     )
     if not events and recorded is not None:
         match.shape = "world-only"
     for agent_id in match.agents:
-        _load_agent_files(match, agent_id, _agent_files(directory, agent_id, nested))
+        _load_agent_files(match, agent_id, layout.agent(agent_id))
     return match
-
-
-def _agent_files(directory: Path, agent_id: str, nested: bool) -> dict[str, Path]:
-    names = ("transcript.json", "transcript.live.json", "result.json", "analysis.json", "tool_trace.jsonl")
-    if nested:
-        return {name: directory / "agents" / agent_id / name for name in names}
-    return {name: directory / f"{agent_id}-{name}" for name in names}
 
 
 def _optional(skipped: list[SkippedFile], path: Path, read: Callable[[], T]) -> T | None:
@@ -253,21 +247,21 @@ def _optional(skipped: list[SkippedFile], path: Path, read: Callable[[], T]) -> 
         return None
 
 
-def _load_agent_files(match: SavedMatch, agent_id: str, files: dict[str, Path]) -> None:
-    def load(name: str, read: Callable[[Path], T]) -> T | None:
-        return _optional(match.skipped, files[name], lambda: read(files[name]))
+def _load_agent_files(match: SavedMatch, agent_id: str, files: AgentPaths) -> None:
+    def load(path: Path, read: Callable[[Path], T]) -> T | None:
+        return _optional(match.skipped, path, lambda: read(path))
 
-    for name in ("transcript.json", "transcript.live.json"):
+    for path in (files.transcript, files.live_transcript):
         if agent_id not in match.transcripts:
-            transcript = load(name, lambda path: _model(Transcript, _read_json(path, "a transcript"), str(path)))
+            transcript = load(path, lambda path: _model(Transcript, _read_json(path, "a transcript"), str(path)))
             if transcript is not None:
                 match.transcripts[agent_id] = transcript
-    result = load("result.json", lambda path: _read_object(path, "an agent result"))
+    result = load(files.result, lambda path: _read_object(path, "an agent result"))
     if result is not None:
         match.results[agent_id] = result
-    analysis = load("analysis.json", lambda path: _model(Analysis, _read_json(path, "an analysis"), str(path)))
+    analysis = load(files.analysis, lambda path: _model(Analysis, _read_json(path, "an analysis"), str(path)))
     if analysis is not None:
         match.analyses[agent_id] = analysis
-    trace = load("tool_trace.jsonl", _read_tool_trace)
+    trace = load(files.tool_trace, _read_tool_trace)
     if trace is not None:
         match.live_tool_traces[agent_id] = trace

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import format_location
+from aoe_tui.store.match_layout import holds_match
 from aoe_tui.store.saved_match import SavedMatch, load_match
 
 SERIES_FILE = "series.json"
@@ -95,7 +96,7 @@ def decided_rounds(series_dir: Path) -> list[tuple[int, SavedMatch]]:
     """The rounds whose match finished (a winner or the clock decided them), read from their own files."""
     rounds = []
     for number, path in round_dirs(series_dir):
-        if not ((path / "events.jsonl").exists() or (path / "world.json").exists()):
+        if not holds_match(path):
             continue
         match = load_match(path)
         if match.world.match_state == "finished":

@@ -91,7 +91,7 @@ class FailingBootProvider(ScriptedProvider):
         for territory in manifest.territories:
             recorder.progress("boot", "booting VM", territory.id)
         failing = manifest.territories[1].id
-        console = match_dir.territory_dir(failing) / "console.log"
+        console = match_dir.territory(failing).console_log
         console.parent.mkdir(parents=True, exist_ok=True)
         console.write_text("\n".join(self.CONSOLE) + "\n")
         recorder.progress("ssh", "SSH preflight passed after 16.0 s", manifest.territories[0].id)

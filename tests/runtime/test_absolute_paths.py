@@ -14,7 +14,7 @@ def test_match_directory_is_absolute_whatever_it_was_given(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     directory = MatchDirectory(Path("matches") / "first-build-x")
     assert directory.root == tmp_path / "matches" / "first-build-x"
-    assert directory.territory_dir("builder-one").is_absolute()
+    assert directory.territory_directory("builder-one").is_absolute()
 
 
 def test_runtime_keeps_every_guest_path_absolute(tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ from pathlib import Path
 import asyncssh
 
 from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.store.match_layout import MatchLayout
 
 
 def test_key_pair_is_generated_once_and_private(tmp_path: Path) -> None:
@@ -52,8 +53,9 @@ def test_openssh_argv_pins_identity_and_host(tmp_path: Path) -> None:
 
 
 def test_each_territory_has_its_own_private_key_directory(tmp_path: Path) -> None:
-    one = MatchKeys.for_territory(tmp_path / "ssh", "m1", "one")
-    two = MatchKeys.for_territory(tmp_path / "ssh", "m1", "two")
+    layout = MatchLayout(tmp_path)
+    one = MatchKeys.for_territory(layout.ssh_directory("one"), "m1", "one")
+    two = MatchKeys.for_territory(layout.ssh_directory("two"), "m1", "two")
     assert one.private_key_path == tmp_path / "ssh" / "one" / "id_ed25519"
     assert two.known_hosts_path == tmp_path / "ssh" / "two" / "known_hosts"
     assert one.public_key_openssh() != two.public_key_openssh()

@@ -20,6 +20,7 @@ from aoe_tui.agents.openai_harness.chat import RetryPolicy
 from aoe_tui.agents.openai_harness.guest_tools import ToolLimits
 from aoe_tui.agents.openai_harness.usage import Budget
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.store.match_layout import AgentPaths, MatchLayout, live_variant
 
 REQUIRED = ("AOE_AGENT_ID", "AOE_TERRITORY_ID", "AOE_TERRITORY_HOST", "AOE_SSH_PORT", "AOE_MODEL",
             "AOE_INSTRUCTION_FILE", "AOE_RESULT_FILE", "AOE_USAGE_FILE", "AOE_SSH_KEY", "AOE_KNOWN_HOSTS")
@@ -46,7 +47,7 @@ class HarnessSettings:
 
     @property
     def live_transcript_file(self) -> Path:
-        return self.transcript_file.with_name(self.transcript_file.stem + ".live.json")
+        return live_variant(self.transcript_file)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> "HarnessSettings":
@@ -54,17 +55,17 @@ class HarnessSettings:
         if missing:
             raise AoeError(f"openai harness: missing environment variable(s) {', '.join(missing)}")
         result_file = Path(env["AOE_RESULT_FILE"])
-        agent_dir = result_file.parent
+        files = AgentPaths(result_file.parent)
         return cls(
             agent_id=env["AOE_AGENT_ID"], territory_id=env["AOE_TERRITORY_ID"], host=env["AOE_TERRITORY_HOST"],
             ssh_port=_integer(env, "AOE_SSH_PORT"), model=env["AOE_MODEL"],
             reasoning_effort=env.get("AOE_REASONING_EFFORT", "none"),
             instruction_file=Path(env["AOE_INSTRUCTION_FILE"]), result_file=result_file,
             usage_file=Path(env["AOE_USAGE_FILE"]),
-            tool_trace_file=Path(env.get("AOE_TOOL_TRACE_FILE") or agent_dir / "tool_trace.jsonl"),
-            transcript_file=Path(env.get("AOE_TRANSCRIPT_FILE") or agent_dir / "transcript.json"),
+            tool_trace_file=Path(env.get("AOE_TOOL_TRACE_FILE") or files.tool_trace),
+            transcript_file=Path(env.get("AOE_TRANSCRIPT_FILE") or files.transcript),
             ssh_key_file=Path(env["AOE_SSH_KEY"]), known_hosts_file=Path(env["AOE_KNOWN_HOSTS"]),
-            budget=_budget(env, agent_dir.parent.parent / "arena.json"),
+            budget=_budget(env, MatchLayout.of_agent_directory(files.directory).arena),
             retry=RetryPolicy(
                 max_attempts=_optional_integer(env, "AOE_OPENAI_MAX_ATTEMPTS") or RetryPolicy.max_attempts,
                 first_delay_s=_seconds(env, "AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS", RetryPolicy.first_delay_s),

@@ -94,7 +94,7 @@ class Builder:
         p.write_json_atomic(Path(self.env[p.ENV_TRANSCRIPT_FILE]), transcript)
         p.write_json_atomic(Path(self.env[p.ENV_RESULT_FILE]), {
             "schema_version": 1, "agent": self.agent, "territory": self.territory, "status": status,
-            "summary": summary, "usage": self.usage(), "transcript": "transcript.json"})
+            "summary": summary, "usage": self.usage(), "transcript": Path(self.env[p.ENV_TRANSCRIPT_FILE]).name})
 
     def run(self) -> int:
         self.checkpoint_usage()

@@ -236,12 +236,17 @@ class TerritoryVM:
         return True
 
     async def _connect_before(self, deadline: float, what: str) -> None:
+        """SSH back after a reboot; a boot that freezes silently on the way is reset once, as at first boot
+        (a frozen guest is the arena's fault, and without this every later check would blame the player)."""
+        watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot))
         try:
             await self.ssh.connect(max(deadline - time.monotonic(), 1))
         except SSHUnavailable as error:
             raise AoeError(f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "
                            f"but SSH did not answer ({error}); console tail: {self.console_tail(6, separator=' | ')}"
                            ) from None
+        finally:
+            watchdog.cancel()
 
     async def hard_reset(self) -> None:
         """Power-cut reset (virDomainReset): the guest loses whatever it had not written to disk."""

@@ -12,7 +12,6 @@ forwarded on IPv4 only).
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

@@ -141,7 +141,7 @@ def _run_logged(command: list[str], say: Progress, work: Path, package: str) -> 
     if "No space left on device" in output:
         raise AoeError(f"{tool}: disk full while building the image in {work.parent}; free space and rerun `aoe image build`")
     if any(marker in output for marker in _FETCH_FAILURE_MARKERS):
-        reason = next((l for l in reversed(tail) if any(m in l for m in _FETCH_FAILURE_MARKERS)), tail[-1] if tail else "")
+        reason = next((line for line in reversed(tail) if any(m in line for m in _FETCH_FAILURE_MARKERS)), tail[-1] if tail else "")
         raise AoeError(f"{tool} could not fetch packages from the Debian mirror ({reason.strip()}); check the network and rerun `aoe image build`")
     last = tail[-1] if tail else "no output"
     raise AoeError(f"{tool} failed with exit {process.returncode}: {last}")

@@ -90,5 +90,5 @@ class MatchKeys:
     def forget(self, host: str, port: int) -> None:
         """Drop the pin for host:port, for a port reused by a brand-new guest."""
         pattern = host_pattern(host, port)
-        kept = [l for l in self.known_hosts_path.read_text().splitlines() if l.split(" ", 1)[0] != pattern]
-        self.known_hosts_path.write_text("".join(f"{l}\n" for l in kept))
+        kept = [line for line in self.known_hosts_path.read_text().splitlines() if line.split(" ", 1)[0] != pattern]
+        self.known_hosts_path.write_text("".join(f"{line}\n" for line in kept))

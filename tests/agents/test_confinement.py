@@ -6,7 +6,6 @@ No VM: two loopback listeners stand in for its own guest's port and a neighbour'
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import sys

@@ -19,7 +19,7 @@ from aoe_tui.app.tool_feed import ToolFeed
 from aoe_tui.store.saved_match import load_match
 from textual.widgets import DataTable, Static, TabbedContent
 
-from tests.app.conftest import HARNESS, SEEDS, WORLD_ONLY, FakeClock, replay_app
+from tests.app.conftest import HARNESS, SEEDS, WORLD_ONLY, replay_app
 
 SIZE = (160, 48)
 

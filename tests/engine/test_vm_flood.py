@@ -167,7 +167,7 @@ def test_console_logs_stay_under_virtlogds_cap(race):
     for territory in ("builder-one", "builder-two", "builder-three"):
         logs = list((output / "territories" / territory).glob("console.log*"))
         assert 1 <= len(logs) <= 4, logs  # the log and virtlogd's max_backups (3)
-        assert all(log.stat().st_size <= CONSOLE_CAP for log in logs), [(l.name, l.stat().st_size) for l in logs]
+        assert all(log.stat().st_size <= CONSOLE_CAP for log in logs), [(log.name, log.stat().st_size) for log in logs]
 
 
 def test_guests_ran_as_the_unprivileged_qemu_user(race):

@@ -30,7 +30,6 @@ PENDING_VM_MODULES = {
     "tests/engine/test_vm_cli_lifecycle.py",
     "tests/engine/test_vm_job_queue.py",
     "tests/runtime/test_vm_lifecycle.py",
-    "tests/runtime/test_vm_match.py",
     "tests/series/test_vm_series.py",
 }
 

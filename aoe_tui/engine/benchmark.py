@@ -22,6 +22,7 @@ from aoe_tui.analysis.standings import (
     series_standings,
 )
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.engine.stop_signals import Stoppable
 from aoe_tui.engine.series import (
     DEFAULT_REPLAYS,
     Report,
@@ -46,7 +47,7 @@ FactoryFor = Callable[[Path], RunnerFactory]
 """Builds the round factory for one arena manifest."""
 
 
-class BenchmarkRunner:
+class BenchmarkRunner(Stoppable):
     def __init__(self, suite_path: Path, output: Path, factory_for: FactoryFor, fresh: bool = False,
                  replays: int = DEFAULT_REPLAYS, report: Report = print) -> None:
         self.suite_path = Path(suite_path)
@@ -65,20 +66,10 @@ class BenchmarkRunner:
                               "output": str(self.output / arena_dir_name(index, manifest.arena.id))})
         self.checkpoint: dict[str, Any] = {}
         self.current: SeriesRunner | None = None
-        self.stop_reason: str | None = None
-        self._task: asyncio.Task | None = None
 
     @property
     def path(self) -> Path:
         return self.output / BENCHMARK_FILE
-
-    def request_stop(self, reason: str) -> bool:
-        if self.stop_reason is not None or self._task is None or self._task.done():
-            return False
-        self.stop_reason = reason
-        if self.current is None or not self.current.request_stop(reason):
-            self._task.cancel()
-        return True
 
     async def run(self) -> dict[str, Any]:
         self._task = asyncio.current_task()

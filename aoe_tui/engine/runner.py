@@ -28,12 +28,13 @@ from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
+from aoe_tui.engine.stop_signals import Stoppable
 from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
 
 INTERRUPTED_REASON = "interrupted by the operator"
 
 
-class MatchRunner:
+class MatchRunner(Stoppable):
     def __init__(self, manifest_path: Path, output: Path, provider: TerritoryProvider, launcher: AgentLauncher,
                  source: MonotonicSource | None = None, drain_seconds: float | None = None,
                  manifest: Manifest | None = None) -> None:
@@ -51,8 +52,6 @@ class MatchRunner:
         self._pending_subscribers: list[Subscriber] = []
         self.recorder: MatchRecorder | None = None
         self.referee: Referee | None = None
-        self.stop_reason: str | None = None  # why the match was stopped from outside, once it was
-        self._task: asyncio.Task | None = None
 
     # -- observation -------------------------------------------------------------------------------
 
@@ -73,17 +72,6 @@ class MatchRunner:
         return self.recorder.world if self.recorder is not None else World()
 
     # -- the match ---------------------------------------------------------------------------------
-
-    def request_stop(self, reason: str) -> bool:
-        """Stop the match from outside (a signal, the app crashing): `aborted` with `reason`, then teardown.
-
-        Only the first request counts; a second cancel would cut the teardown short. Returns whether
-        this request was the one taken."""
-        if self.stop_reason is not None or self._task is None or self._task.done():
-            return False
-        self.stop_reason = reason
-        self._task.cancel()
-        return True
 
     async def run(self) -> World:
         self._task = asyncio.current_task()

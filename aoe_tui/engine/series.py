@@ -39,6 +39,7 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.engine.stop_signals import Stoppable
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.series_files import (
     SERIES_FILE,
@@ -83,7 +84,7 @@ def compatibility_key_of(manifest: Manifest, manifest_path: Path) -> str:
     return provenance(manifest, manifest_path)["compatibility_key"]
 
 
-class SeriesRunner:
+class SeriesRunner(Stoppable):
     def __init__(self, manifest_path: Path, output: Path, make_runner: RunnerFactory, rounds: int | None = None,
                  fresh: bool = False, replays: int = DEFAULT_REPLAYS, report: Report = print,
                  wall_clock: Callable[[], float] = time.monotonic) -> None:
@@ -103,25 +104,12 @@ class SeriesRunner:
         self.key = compatibility_key_of(self.manifest, self.manifest_path)
         self.checkpoint: dict[str, Any] = {}
         self.current: MatchRunner | None = None
-        self.stop_reason: str | None = None
-        self._task: asyncio.Task | None = None
         self._round_seconds: list[float] = []
         self._started_at = 0.0
 
     @property
     def path(self) -> Path:
         return self.output / SERIES_FILE
-
-    # -- stopping ------------------------------------------------------------------------------------
-
-    def request_stop(self, reason: str) -> bool:
-        """Abort the running round (kept as interrupted) and end the series; only the first request counts."""
-        if self.stop_reason is not None or self._task is None or self._task.done():
-            return False
-        self.stop_reason = reason
-        if self.current is None or not self.current.request_stop(reason):
-            self._task.cancel()
-        return True
 
     # -- the series ----------------------------------------------------------------------------------
 

@@ -40,3 +40,26 @@ def stop_on_signals(on_signal: Callable[[int], None], signals: tuple[int, ...] =
     finally:
         for signum in signals:
             loop.remove_signal_handler(signum)
+
+
+class Stoppable:
+    """A long run (a match, a series, a benchmark) that can be stopped from outside, once.
+
+    Only the first request counts: a second cancel would cut the teardown short.
+    A run with a `current` child (the series' match, the benchmark's series)
+    hands the request down, so the innermost run records it; otherwise the
+    run's own task is cancelled. `run()` must set `_task` to its task first.
+    """
+
+    stop_reason: str | None = None
+    _task: asyncio.Task | None = None
+    current: Stoppable | None = None
+
+    def request_stop(self, reason: str) -> bool:
+        """Stop with `reason` recorded; returns whether this request was the one taken."""
+        if self.stop_reason is not None or self._task is None or self._task.done():
+            return False
+        self.stop_reason = reason
+        if self.current is None or not self.current.request_stop(reason):
+            self._task.cancel()
+        return True

@@ -29,7 +29,6 @@ PENDING_VM_MODULES = {
     "tests/agents_real/test_openai_agent_in_a_match.py",
     "tests/engine/test_vm_cli_lifecycle.py",
     "tests/engine/test_vm_job_queue.py",
-    "tests/runtime/test_vm_lifecycle.py",
     "tests/series/test_vm_series.py",
 }
 

@@ -1,4 +1,4 @@
-"""The command-adapter protocol (SPEC §7): how the referee and any agent harness talk.
+"""The command-adapter protocol (docs/adapters.md): how the referee and any agent harness talk.
 
 Everything crosses a process boundary as environment variables and files, so
 a harness in any language can compete. The files an adapter writes are

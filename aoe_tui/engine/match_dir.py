@@ -1,4 +1,4 @@
-"""The match directory we write (SPEC §5), created before anything starts.
+"""The match directory we write, created before anything starts.
 
 `arena.json` and `match.json` go first so even a match that dies while booting
 leaves a record of what was attempted; an existing non-empty event log is

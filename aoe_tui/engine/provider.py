@@ -56,7 +56,7 @@ _HARNESS_SETTINGS = ("AOE_SSH_RECONNECT_SECONDS",)
 
 
 class ProcessLauncher:
-    """Starts each agent's adapter as its own confined process group (SPEC §7 environment).
+    """Starts each agent's adapter as its own confined process group (environment: docs/adapters.md).
 
     The adapter's environment is an allow-list (`adapter_env`); the process runs in a
     `Sandbox` as its own uid, reaching on loopback only its guest's two forwarded ports

@@ -1,4 +1,4 @@
-"""One loader for every saved-match shape of SPEC §5.
+"""One loader for every saved-match shape.
 
 Whatever a user points at — a match directory we wrote, a published artifact
 folder, a single-file `*.match.json`, a world-only file, or an `events.jsonl`

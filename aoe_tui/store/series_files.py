@@ -1,4 +1,4 @@
-"""The files of a series and a benchmark on disk (SPEC §8), read strictly and named in every error.
+"""The files of a series and a benchmark on disk, read strictly and named in every error.
 
 A series folder holds `series.json` and one ordinary match folder per round,
 `round-NNN/`; a round that was interrupted before its checkpoint is kept

@@ -1,8 +1,8 @@
-"""Everything the controller tells the harness, read from the adapter environment (SPEC §7).
+"""Everything the controller tells the harness, read from the adapter environment (docs/adapters.md).
 
 Output files not named by the protocol (tool trace, transcripts) default to
 the result file's directory, which is the agent's directory of the match
-(`agents/<id>/`), so a controller that only knows the SPEC variables still
+(`agents/<id>/`), so a controller that only knows the protocol's variables still
 gets every artifact where the app looks for it. For the same reason the
 budget, when `AOE_BUDGET_*` are not set, is read from the match's copy of the
 manifest (`arena.json`, two levels above the agent directory).

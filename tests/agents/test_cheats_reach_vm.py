@@ -141,7 +141,7 @@ def test_event_log_verifiers_and_other_folders_are_untouched(race):
     output, match, before = race
     assert _verifier_digest() == before and not (PROJECT / "verify" / "zz-cheat.sh").exists()
     lines = (output / "events.jsonl").read_text().splitlines()
-    seqs = [json.loads(line)["seq"] for line in lines]
+    seqs = [json.loads(line)["sequence"] for line in lines]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and "999999" not in "".join(lines)
     assert json.loads((output / "agents" / "oracle" / "result.json").read_text())["status"] != "failed"
     for agent in ("oracle", *CHEATS):

@@ -30,6 +30,10 @@ class TimelineScrubber(Widget, can_focus=False):
             super().__init__()
             self.elapsed_ms = elapsed_ms
 
+        def can_replace(self, message: Message) -> bool:
+            """A drag posts a seek per mouse move: only the latest waiting one is worth a repaint."""
+            return isinstance(message, TimelineScrubber.Seek)
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.duration_ms = 0

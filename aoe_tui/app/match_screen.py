@@ -115,20 +115,22 @@ class MatchScreen(Screen[None]):
     # -- the cursor ---------------------------------------------------------------------------------
 
     def refresh_cursor(self) -> None:
-        """Show the match at the cursor everywhere; each widget repaints only what changed."""
+        """Show the match at the cursor everywhere; each widget repaints only what changed, and all of it
+        lands in one frame (no half-updated screen between the header and the panes)."""
         playback = self.playback
         world = self.session.timeline.state_at(playback.position)
         standings = world.standings()
-        self.query_one(MatchHeader).show(world, *self.header_times(), self.badge())
-        self.query_one(Scoreboard).show(world)
-        for pane in self.query(TerritoryPane):
-            rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
-            pane.show(world, playback.elapsed_ms, playback.activity_horizon_ms, rank)
-        self.query_one(TimelineScrubber).show(playback.elapsed_ms, playback.duration_ms, self.session.markers,
-                                              self._status())
-        self.query_one(EventList).sync(playback.position)
-        for feed in self.query(ToolFeed):
-            feed.sync(playback.activity_horizon_ms)
+        with self.app.batch_update():
+            self.query_one(MatchHeader).show(world, *self.header_times(), self.badge())
+            self.query_one(Scoreboard).show(world)
+            for pane in self.query(TerritoryPane):
+                rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
+                pane.show(world, playback.elapsed_ms, playback.activity_horizon_ms, rank)
+            self.query_one(TimelineScrubber).show(playback.elapsed_ms, playback.duration_ms, self.session.markers,
+                                                  self._status())
+            self.query_one(EventList).sync(playback.position)
+            for feed in self.query(ToolFeed):
+                feed.sync(playback.activity_horizon_ms)
 
     def header_times(self) -> tuple[int, int]:
         """(time at the cursor, time the header measures it against)."""

@@ -30,12 +30,11 @@ class AoeApp(App[None]):
     TITLE = "Agents of Empires"
 
     def __init__(self, match: SavedMatch | None = None, *, roots: list[Path] | None = None,
-                 clock: Callable[[], float] = time.monotonic, mode: str = "replay") -> None:
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.initial_match = match
         self.roots = roots or []
         self.clock = clock
-        self.mode = mode
         self._no_controls = NoControlCharacters()
 
     def get_line_filters(self) -> Sequence[LineFilter]:
@@ -58,7 +57,7 @@ class AoeApp(App[None]):
             self.push_screen(BrowserScreen(self.roots))
 
     def open_match(self, match: SavedMatch) -> None:
-        self.push_screen(MatchScreen(MatchSession(match, self.mode)))
+        self.push_screen(MatchScreen(MatchSession(match)))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.screen))

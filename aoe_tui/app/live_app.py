@@ -3,7 +3,8 @@
 `MatchRunner.run()` is a worker on the app's own event loop (blocking libvirt
 work already runs in threads inside the runtime), so the engine's updates
 arrive as plain callbacks on the UI's loop: progress goes to the preparation
-view, events are batched to the match screen once every agent has started.
+view, which hands over (a message) once every agent has started; the live
+match screen then follows the events itself.
 Quitting mid-match asks first, then cancels the worker; the runner records
 `aborted` and destroys the guests, and the app leaves only when that is done.
 Quitting a decided match waits for its drain and teardown without asking.
@@ -19,25 +20,19 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 
-from textual.css.query import NoMatches
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.world import World
-from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.stop_signals import stop_on_signals, stop_reason
-from aoe_tui.store.saved_match import AgentInfo, SavedMatch
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen
 from aoe_tui.app.live_screen import LiveMatchScreen
 from aoe_tui.app.preparation import PreparationBoard, PreparationScreen
-from aoe_tui.app.session import MatchSession
 
 # Work to do before the match on a worker thread (the demo's image build), reporting lines of progress.
 BeforeMatch = Callable[[Callable[[str], None]], object]
-RETRY_S = 0.05
 TEARING_DOWN = "tearing down… (recording the abort, destroying every guest)"
 FINISHING = "tearing down… (the match is decided; collecting the agents' results, destroying every guest)"
 
@@ -48,28 +43,13 @@ def one_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
-def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
-    """The saved-match view of a match still being played: the manifest as run and the events so far."""
-    manifest = runner.manifest
-    return SavedMatch(
-        source=runner.match_dir.root, shape="directory", name=runner.match_dir.root.name, manifest=manifest,
-        events=list(events), world=World(), recorded_world=None,
-        agents={a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort) for a in manifest.agents},
-        provenance=provenance(manifest, runner.manifest_path), visualization=manifest.visualization,
-        directory=runner.match_dir.root,
-    )
-
-
 class LiveApp(AoeApp):
     def __init__(self, runner: MatchRunner, *, clock: Callable[[], float] = time.monotonic,
                  before_match: BeforeMatch | None = None) -> None:
-        super().__init__(clock=clock, mode="live")
+        super().__init__(clock=clock)
         self.runner = runner
         self.before_match = before_match
         self.board = PreparationBoard([t.id for t in runner.manifest.territories])
-        self.events: list[EventBase] = []
-        self._unsent: list[EventBase] = []
-        self._flush_pending = False
         self.match_screen: LiveMatchScreen | None = None
         self.engine: Worker | None = None
         self.busy: BusyScreen | None = None
@@ -111,58 +91,28 @@ class LiveApp(AoeApp):
 
     def _on_match_update(self, update: MatchUpdate) -> None:
         """Called inside the runner: only record here; drawing happens later, so a UI error can never
-        break the referee's log or its teardown."""
+        break the referee's log or its teardown. Events are the live match screen's own business."""
         if isinstance(update, Progress):
             self.board.apply(update)
             self.call_later(self._show_progress, update.message)
-            return
-        self.events.append(update)
-        self._unsent.append(update)
-        if not self._flush_pending:
-            self._flush_pending = True
-            self.call_later(self._deliver_events)
 
     def _show_progress(self, message: str) -> None:
         if self.busy is not None:
             self.busy.detail(message)
         if self.match_screen is None:
             self._show_preparation()
-            if self.board.ready:
-                self._start_race()
 
     def _show_preparation(self) -> None:
         screen = self.screen
         if isinstance(screen, PreparationScreen) and screen.is_mounted:
             screen.show()
 
-    def _start_race(self) -> None:
-        """Every agent started: the match screen takes over, seeded with the events so far."""
+    def on_preparation_screen_ready(self, _message: PreparationScreen.Ready) -> None:
+        """Every agent started: the live match screen takes over (unless the app is already leaving)."""
         if self.match_screen is not None or self.busy is not None:
             return
-        if not isinstance(self.screen, PreparationScreen):  # a dialog is open over the preparation view
-            self.set_timer(RETRY_S, self._start_race)
-            return
-        self._unsent = []
-        session = MatchSession(live_match(self.runner, self.events), mode="live")
-        self.match_screen = LiveMatchScreen(session, self.runner, self.runner.clock.elapsed_ms)
+        self.match_screen = LiveMatchScreen(self.runner, self.runner.clock.elapsed_ms)
         self.switch_screen(self.match_screen)
-
-    def _deliver_events(self) -> None:
-        """Hand the batch of new events to the match screen (once it is up; until then they wait)."""
-        if self.match_screen is None or self.match_screen.closed:
-            self._flush_pending = False
-            return
-        if not self.match_screen.showing:
-            self.set_timer(RETRY_S, self._deliver_events)
-            return
-        self._flush_pending = False
-        events, self._unsent = self._unsent, []
-        try:
-            self.match_screen.add_events(events)
-        except NoMatches:
-            # Shutting down: the screen's widgets are already pruned. Nothing is lost,
-            # every event is in the log on disk; there is just no screen to show it on.
-            self.match_screen.closed = True
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.engine or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR,

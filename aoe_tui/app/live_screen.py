@@ -1,5 +1,11 @@
 """The match screen of a running match: the replay screen fed live, plus steering.
 
+The screen feeds itself: it is seeded with the recorder's events so far and
+subscribes in the same step (nothing missed, nothing twice), and its own
+worker drains that queue into one message per burst. Textual cancels the
+worker when the screen unmounts and drops messages once the screen is
+closing, so no live event ever meets a screen being dismantled.
+
 Steering acts on the runner, and every action is an event the referee
 records, so it shows up in the event list and as an operator marker like
 anything else. Actions that make no sense right now (resume when nothing is
@@ -11,19 +17,27 @@ or to every territory where that makes sense.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+from textual import work
 from textual.binding import Binding
+from textual.message import Message
+from textual.reactive import reactive
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.world import World
+from aoe_tui.engine.provenance import provenance
+from aoe_tui.engine.recorder import MatchUpdate
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.territory import TerritoryHost
 from aoe_tui.app.dialogs import ConfirmScreen, PickerScreen
 from aoe_tui.app.live_tool_calls import LiveToolCalls
 from aoe_tui.app.match_screen import MatchScreen
+from aoe_tui.store.saved_match import AgentInfo, SavedMatch
 from aoe_tui.app.session import MatchSession
 from aoe_tui.app.territory_pane import TerritoryPane
 from aoe_tui.app.territory_screen import TerritoryScreen
@@ -45,6 +59,18 @@ def ssh_command(host: TerritoryHost | None) -> str:
     return host.ssh_command() or "(no SSH: this territory is not a virtual machine)"
 
 
+def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
+    """The saved-match view of a match still being played: the manifest as run and the events so far."""
+    manifest = runner.manifest
+    return SavedMatch(
+        source=runner.match_dir.root, shape="directory", name=runner.match_dir.root.name, manifest=manifest,
+        events=list(events), world=World(), recorded_world=None,
+        agents={a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort) for a in manifest.agents},
+        provenance=provenance(manifest, runner.manifest_path), visualization=manifest.visualization,
+        directory=runner.match_dir.root,
+    )
+
+
 class LiveMatchScreen(MatchScreen):
     BINDINGS = [
         # Watching live, steering matters more than playback speed: those keys still work, off the footer.
@@ -60,26 +86,39 @@ class LiveMatchScreen(MatchScreen):
         Binding("y", "retry_milestone", "Retry milestone…"),
     ]
 
-    def __init__(self, session: MatchSession, runner: MatchRunner, live_clock: Callable[[], int]) -> None:
-        super().__init__(session)
+    selected: reactive[str | None] = reactive(None, bindings=True)
+    """The territory milestone actions and drill-down apply to (keys 1-9)."""
+    pending_operation: reactive[str | None] = reactive(None, bindings=True)
+    """A match pause/resume under way (no other match control until it is done)."""
+
+    class Arrived(Message, bubble=False):
+        """A burst of live events, handled on the screen's own message loop."""
+
+        def __init__(self, events: list[EventBase]) -> None:
+            super().__init__()
+            self.events = events
+
+    def __init__(self, runner: MatchRunner, live_clock: Callable[[], int]) -> None:
+        recorder = runner.recorder
+        assert recorder is not None, "the race starts after the runner made its recorder"
+        super().__init__(MatchSession(live_match(runner, recorder.events)))
+        self._updates: asyncio.Queue[MatchUpdate] = asyncio.Queue()
+        self._unsubscribe = recorder.subscribe(self._updates.put_nowait)  # same step as the seed above
         self.runner = runner
         self.live_clock = live_clock
-        self.live_calls = LiveToolCalls(session, runner.match_dir.root)
-        ids = session.territory_ids()
-        self.selected: str | None = ids[0] if ids else None
-        self.showing = False  # its widgets are up: live events may be added
-        self.closed = False  # unmounted (the app is exiting): live events have nowhere to go
-        self.pending_operation: str | None = None  # a match pause/resume under way
+        self.live_calls = LiveToolCalls(self.session, runner.match_dir.root)
+        ids = self.session.territory_ids()
+        self.set_reactive(LiveMatchScreen.selected, ids[0] if ids else None)
 
     def on_mount(self) -> None:
-        super().on_mount()
-        self.showing = True
+        # Runs before MatchScreen.on_mount (Textual calls each class's handler): a live cursor starts at the end.
+        self.playback.end()
         self.set_interval(LIVE_REFRESH_S, self.live_tick)
         self._show_selection()
+        self._follow()
 
     def on_unmount(self) -> None:
-        self.showing = False
-        self.closed = True
+        self._unsubscribe()
 
     # -- live feed ---------------------------------------------------------------------------------
 
@@ -97,9 +136,23 @@ class LiveMatchScreen(MatchScreen):
         self.live_calls.poll()
         self.refresh_cursor()
 
-    def add_events(self, events) -> None:
+    @work(group="live-feed", exclusive=True)
+    async def _follow(self) -> None:
+        """Drain the recorder's updates: every burst (one referee tick) is one message, one repaint."""
+        while True:
+            burst = [await self._updates.get()]
+            while not self._updates.empty():
+                burst.append(self._updates.get_nowait())
+            events = [update for update in burst if isinstance(update, EventBase)]
+            if events:
+                self.post_message(self.Arrived(events))
+
+    def on_live_match_screen_arrived(self, message: Arrived) -> None:
+        self.add_events(message.events)
+
+    def add_events(self, events: list[EventBase]) -> None:
         super().add_events(events)
-        self.refresh_bindings()
+        self.refresh_bindings()  # what may be steered follows the world
 
     def header_times(self) -> tuple[int, int]:
         limit_ms = self.runner.manifest.rules.duration_seconds * 1000
@@ -118,8 +171,10 @@ class LiveMatchScreen(MatchScreen):
         ids = self.session.territory_ids()
         if index < len(ids):
             self.selected = ids[index]
+
+    def watch_selected(self) -> None:
+        if self.is_mounted:
             self._show_selection()
-            self.refresh_bindings()
 
     def _show_selection(self) -> None:
         for pane in self.query(TerritoryPane):
@@ -159,7 +214,6 @@ class LiveMatchScreen(MatchScreen):
             operation()
         except AoeError as error:
             self.notify(str(error), title="operator action refused", severity="warning")
-        self.refresh_bindings()
 
     def _operate_async(self, doing: str, coroutine_function: Callable[[], object]) -> None:
         """Pausing waits for running verifications to settle (a reboot check can take minutes): never on
@@ -172,15 +226,27 @@ class LiveMatchScreen(MatchScreen):
                 self.notify(str(error), title="operator action refused", severity="warning")
             finally:
                 self.pending_operation = None
-                self.refresh_bindings()
-                self.refresh_cursor()
         self.pending_operation = doing
-        self.refresh_bindings()
-        self.refresh_cursor()
         self.run_worker(run(), group="operator", exit_on_error=False)
+
+    def watch_pending_operation(self) -> None:
+        if self.is_mounted:
+            self.refresh_cursor()  # the status line names the operation under way
+
+    def badge(self) -> tuple[str, str]:
+        """LIVE while following (saying how it ended once decided), else how far behind live the cursor is."""
+        behind = self.playback.last_position - self.playback.position
+        if self.playback.following or behind <= 0:
+            over = self.session.timeline.head.match_state
+            if over in ("finished", "aborted"):  # the drain may still add events, but the race is decided
+                return f" ● LIVE · {over} ", "reverse bold " + ("$success" if over == "finished" else "$error")
+            return " ● LIVE ", "reverse bold $error"
+        return f" {behind} new event{'s' if behind != 1 else ''} · End rejoins live ", "reverse bold $warning"
 
     def _status(self) -> str:
         pending = f" · {self.pending_operation}" if self.pending_operation else ""
+        if self.session.has_timeline and self.playback.following:
+            return f"{self._where()} · following live{pending}"  # playback speed means nothing at the live edge
         return super()._status() + pending
 
     def action_pause_match(self) -> None:

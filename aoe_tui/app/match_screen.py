@@ -103,7 +103,7 @@ class MatchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        if not self.session.has_timeline or self.session.mode == "live":
+        if not self.session.has_timeline:
             self.playback.end()
         self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)
         self.refresh_cursor()
@@ -137,28 +137,19 @@ class MatchScreen(Screen[None]):
         return self.playback.elapsed_ms, self.playback.duration_ms
 
     def badge(self) -> tuple[str, str]:
-        """REPLAY (saying so when the match was aborted: the cursor's state may still read "preparing");
-        or LIVE while following a live match, else how far behind live the cursor is."""
-        if self.session.mode != "live":
-            if self.session.timeline.head.match_state == "aborted":
-                return " REPLAY · aborted ", "reverse bold $error"
-            return " REPLAY ", "reverse bold $accent"
-        behind = self.playback.last_position - self.playback.position
-        if self.playback.following or behind <= 0:
-            over = self.session.timeline.head.match_state
-            if over in ("finished", "aborted"):  # the drain may still add events, but the race is decided
-                return f" ● LIVE · {over} ", "reverse bold " + ("$success" if over == "finished" else "$error")
-            return " ● LIVE ", "reverse bold $error"
-        return f" {behind} new event{'s' if behind != 1 else ''} · End rejoins live ", "reverse bold $warning"
+        """REPLAY, saying so when the match was aborted (the cursor's state may still read "preparing")."""
+        if self.session.timeline.head.match_state == "aborted":
+            return " REPLAY · aborted ", "reverse bold $error"
+        return " REPLAY ", "reverse bold $accent"
 
     def _status(self) -> str:
         if not self.session.has_timeline:
             return "no timeline: final state only"
-        where = f"event {self.playback.position + 1}/{len(self.session.timeline)}"
-        if self.session.mode == "live" and self.playback.following:
-            return f"{where} · following live"  # playback speed means nothing at the live edge
         state = "▶ playing" if self.playback.playing else "paused"
-        return f"{where} · {self.playback.speed}x {state}"
+        return f"{self._where()} · {self.playback.speed}x {state}"
+
+    def _where(self) -> str:
+        return f"event {self.playback.position + 1}/{len(self.session.timeline)}"
 
     def _tick(self) -> None:
         if self.playback.tick():

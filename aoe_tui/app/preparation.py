@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -101,9 +102,14 @@ def as_typed(path: Path) -> str:
 class PreparationScreen(Screen[None]):
     BINDINGS = [Binding("q", "app.quit", "Quit")]
 
+    class Ready(Message):
+        """Every agent has started: the race can be shown. Posted once, and only while this view is
+        on top, so the switch never lands under a dialog (an open quit question waits for its answer)."""
+
     def __init__(self, arena: str, match_name: str, board: PreparationBoard, match_dir: Path) -> None:
         super().__init__()
         self.arena, self.match_name, self.board, self.match_dir = arena, match_name, board, match_dir
+        self._handed_over = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="prep-title")
@@ -139,6 +145,14 @@ class PreparationScreen(Screen[None]):
             [Content.styled("setup log", "bold")] + [Content(line) for line in board.log]))
         self.query_one("#prep-failure", Static).update(self._failure())
         self.query_one("#prep-failure").display = board.error is not None
+        if board.ready and self.is_active and not self._handed_over:
+            self._handed_over = True
+            self.post_message(self.Ready())
+
+    def on_screen_resume(self) -> None:
+        """A dialog over this view closed: catch up (the board may have become ready meanwhile)."""
+        if self.is_mounted:
+            self.show()
 
     def _failure(self) -> Content:
         if self.board.error is None:

@@ -17,9 +17,8 @@ from aoe_tui.app.tool_calls import ToolCallIndex, agent_start_ms, agent_tool_cal
 
 
 class MatchSession:
-    def __init__(self, match: SavedMatch, mode: str = "replay") -> None:
+    def __init__(self, match: SavedMatch) -> None:
         self.match = match
-        self.mode = mode
         # A world-only match has no events: its final state is the timeline's starting point.
         self.timeline = TimelineIndex(match.events, initial=None if match.has_timeline else match.world)
         self.markers: list[Marker] = find_markers(self.timeline.events)

@@ -174,8 +174,12 @@ class LiveApp(AoeApp):
             self._signal_handlers.close()
 
     def abort(self) -> None:
-        """Cancel the engine; the app exits once the runner has recorded the abort and torn down."""
+        """Cancel the engine; the app exits once the runner has recorded the abort and torn down. When the
+        engine ended while the question was open, there is nothing left to abort: leave at once."""
         assert self.engine is not None
+        if not self.engine_running:
+            self.exit()
+            return
         self.busy = BusyScreen(TEARING_DOWN)
         self.push_screen(self.busy)
         self.engine.cancel()

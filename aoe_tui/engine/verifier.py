@@ -29,6 +29,7 @@ PIPE_CAP_BYTES = 1024 * 1024
 EVIDENCE_CAP_BYTES = 64 * 1024
 _DETAIL_LIMIT = 400
 _READ_CHUNK = 64 * 1024
+_REAP_SECONDS = 5
 
 Verdict = Literal["passed", "failed", "timeout", "broken"]
 
@@ -63,13 +64,11 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
     try:
         await asyncio.wait_for(_drain(process, stdout, stderr), timeout)
     except _CapReached:
-        _kill_group(process.pid)
-        await process.wait()
+        await _reap(process)
         return VerifierOutcome("failed", detail=f"{script.name} printed more than {PIPE_CAP_BYTES // 1024} KiB and was "
                                                 f"killed (a flood from the guest?): {last_line(stderr.text()) or ''}")
     except asyncio.TimeoutError:
-        _kill_group(process.pid)
-        await process.wait()
+        await _reap(process)
         return VerifierOutcome("timeout", detail=f"{script.name} did not finish within {timeout:g} s")
     except asyncio.CancelledError:
         _kill_group(process.pid)
@@ -117,6 +116,26 @@ def _judge(script: Path, code: int | None, stdout: str, stderr: str, evidence_fi
         return VerifierOutcome("failed", detail=detail or f"{script.name} failed without saying why")
     reason = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
     return VerifierOutcome("broken", detail=f"{script.name} crashed ({reason}): {detail or 'no output'}")
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Kill the verifier's group, then read its pipes to EOF and wait for it.
+
+    The pumps were cancelled with data still buffered, so the pipe transports may
+    be paused; asyncio only reports the exit once both pipes are closed, so
+    without this discard `wait()` can hang forever.
+    """
+    _kill_group(process.pid)
+
+    async def discard(reader: asyncio.StreamReader | None) -> None:
+        while reader is not None and await reader.read(_READ_CHUNK):
+            pass
+
+    try:
+        await asyncio.wait_for(asyncio.gather(discard(process.stdout), discard(process.stderr), process.wait()),
+                               _REAP_SECONDS)
+    except asyncio.TimeoutError:
+        pass  # something kept a pipe open outside the group; the verdict stands
 
 
 def _kill_group(pid: int) -> None:

@@ -33,9 +33,17 @@ PENDING_VM_MODULES = {
 }
 
 
+VM_TEST_TIMEOUT_SECONDS = 1500  # a module's first test also boots its guests and often runs a whole race
+
+
 def pytest_collection_modifyitems(config, items):
+    """Fast tests first (quick feedback), VM modules after with a longer hang limit; pending modules skipped."""
     import os
 
+    items.sort(key=lambda item: item.get_closest_marker("vm") is not None)  # stable: modules stay contiguous
+    for item in items:
+        if item.get_closest_marker("vm") is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(VM_TEST_TIMEOUT_SECONDS))
     if os.environ.get("AOE_PENDING_VM") == "1":
         return
     pending = pytest.mark.skip(reason="real-VM module not yet verified on this machine (AOE_PENDING_VM=1 runs it)")

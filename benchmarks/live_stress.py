@@ -39,8 +39,26 @@ from aoe_tui.store.event_log import read_event_log
 ARENA = Path(__file__).resolve().parents[1] / "arenas" / "first-build" / "arena.toml"
 TERRITORIES = ("builder-one", "builder-two", "builder-three")
 SIZES = [(80, 24), (120, 40), (160, 48), (200, 60), (100, 30)]
-KEYS = ["left", "right", "home", "end", "shift+left", "shift+right", "space", "s", "left_square_bracket",
-        "right_square_bracket", "1", "2", "3", "e", "c", "k", "t", "x"]
+KEYS = [
+    "left",
+    "right",
+    "home",
+    "end",
+    "shift+left",
+    "shift+right",
+    "space",
+    "s",
+    "left_square_bracket",
+    "right_square_bracket",
+    "1",
+    "2",
+    "3",
+    "e",
+    "c",
+    "k",
+    "t",
+    "x",
+]
 CATCH_UP_S = 10.0
 LEAVE_S = 60.0
 
@@ -78,17 +96,23 @@ class Tally:
     max_lag: int = 0
 
     def line(self, seconds: float) -> str:
-        return (f"{self.rounds} rounds in {seconds:.0f} s: {self.finished} finished, {self.aborted} aborted, "
-                f"{self.events} events checked, {self.actions} operator actions, largest screen lag "
-                f"{self.max_lag} events; no exception, no lost or reordered event")
+        return (
+            f"{self.rounds} rounds in {seconds:.0f} s: {self.finished} finished, {self.aborted} aborted, "
+            f"{self.events} events checked, {self.actions} operator actions, largest screen lag "
+            f"{self.max_lag} events; no exception, no lost or reordered event"
+        )
 
 
 def random_plans(rng: random.Random) -> dict[str, ScriptedPlan]:
     """Guests that come up early, late or never (then the timer decides), with honest or flawed storage."""
-    return {tid: ScriptedPlan(ready_at_ms=rng.choice([0, 4_000, 10_000, 24_000, 10**9]),
-                              storage=rng.choice(["disk", "disk", "memory", "tmpfs"]),
-                              reboot_fails=rng.random() < 0.15)
-            for tid in TERRITORIES}
+    return {
+        tid: ScriptedPlan(
+            ready_at_ms=rng.choice([0, 4_000, 10_000, 24_000, 10**9]),
+            storage=rng.choice(["disk", "disk", "memory", "tmpfs"]),
+            reboot_fails=rng.random() < 0.15,
+        )
+        for tid in TERRITORIES
+    }
 
 
 def check_screen(app: LiveApp, tally: Tally) -> None:
@@ -102,8 +126,10 @@ def check_screen(app: LiveApp, tally: Tally) -> None:
         raise StressFailure(f"the screen shows {len(shown)} events, the recorder made {len(made)}")
     for position, event in enumerate(shown):
         if event is not made[position]:
-            raise StressFailure(f"screen event {position} is #{event.sequence} {event.kind}, "
-                                f"the recorder's is #{made[position].sequence} {made[position].kind}")
+            raise StressFailure(
+                f"screen event {position} is #{event.sequence} {event.kind}, "
+                f"the recorder's is #{made[position].sequence} {made[position].kind}"
+            )
     tally.max_lag = max(tally.max_lag, len(made) - len(shown))
 
 
@@ -148,8 +174,14 @@ async def wait_for(pilot, condition, seconds: float, what: str) -> None:
 async def one_round(directory: Path, rng: random.Random, speed: float, tally: Tally, remaining: float) -> None:
     """One match, watched and worked until a random moment (never past `remaining` seconds), then quit."""
     output = directory / f"round-{tally.rounds:04d}"
-    runner = MatchRunner(ARENA, output, ScriptedProvider(random_plans(rng)), ScriptedLauncher(),
-                         source=FastSource(speed), drain_seconds=rng.choice([0, 1, 3]))
+    runner = MatchRunner(
+        ARENA,
+        output,
+        ScriptedProvider(random_plans(rng)),
+        ScriptedLauncher(),
+        source=FastSource(speed),
+        drain_seconds=rng.choice([0, 1, 3]),
+    )
     app = LiveApp(runner, clock=time.monotonic)
     quit_after = min(rng.choice([0.0, rng.uniform(0, 2), rng.uniform(0, 20), rng.uniform(5, 40)]), remaining)
     async with app.run_test(size=rng.choice(SIZES)) as pilot:
@@ -160,8 +192,12 @@ async def one_round(directory: Path, rng: random.Random, speed: float, tally: Ta
             check_screen(app, tally)
         if app.match_screen is not None and app.match_screen.is_attached:
             recorder = app.runner.recorder
-            await wait_for(pilot, lambda: len(app.match_screen.session.timeline) == len(recorder.events),
-                           CATCH_UP_S, "the screen never caught up with the recorder")
+            await wait_for(
+                pilot,
+                lambda: len(app.match_screen.session.timeline) == len(recorder.events),
+                CATCH_UP_S,
+                "the screen never caught up with the recorder",
+            )
             check_screen(app, tally)
         for _ in range(5):  # close whatever dialog is open, so "q" reaches the view
             if isinstance(app.screen, (LiveMatchScreen, PreparationScreen)) or not app.is_running:
@@ -171,9 +207,13 @@ async def one_round(directory: Path, rng: random.Random, speed: float, tally: Ta
         await pilot.pause()
         if isinstance(app.screen, ConfirmScreen):
             await pilot.press("y")
-        await wait_for(pilot, lambda: not app.is_running, LEAVE_S,
-                       f"the app did not leave after quitting (showing {type(app.screen).__name__}, "
-                       f"engine {'running' if app.engine_running else 'stopped'})")
+        await wait_for(
+            pilot,
+            lambda: not app.is_running,
+            LEAVE_S,
+            f"the app did not leave after quitting (showing {type(app.screen).__name__}, "
+            f"engine {'running' if app.engine_running else 'stopped'})",
+        )
     if app.engine_error is not None:
         raise StressFailure(f"the engine stopped on an error: {app.engine_error}")
     check_screen(app, tally)

@@ -35,7 +35,7 @@ from aoe_tui.engine.verifier import run_verifier  # noqa: E402
 from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
-TRIVIAL = "#!/bin/sh\necho '{\"ok\": true}' > \"$AOE_EVIDENCE_FILE\"\n"
+TRIVIAL = '#!/bin/sh\necho \'{"ok": true}\' > "$AOE_EVIDENCE_FILE"\n'
 
 
 def manifest_with(territories: int, verifier: Path) -> Manifest:
@@ -94,11 +94,21 @@ async def baseline(territories: int, verifier: Path, milestones: int = 4) -> flo
 async def scripted_match_wall() -> float:
     from aoe_tui.engine.runner import MatchRunner
     from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
-    plans = {"builder-one": ScriptedPlan(6000, "disk"), "builder-two": ScriptedPlan(2000, "memory"),
-             "builder-three": ScriptedPlan(4000, "tmpfs")}
+
+    plans = {
+        "builder-one": ScriptedPlan(6000, "disk"),
+        "builder-two": ScriptedPlan(2000, "memory"),
+        "builder-three": ScriptedPlan(4000, "tmpfs"),
+    }
     with tempfile.TemporaryDirectory() as scratch:
-        runner = MatchRunner(ARENA, Path(scratch) / "match", ScriptedProvider(plans),
-                             ScriptedLauncher({"oracle": AgentScript(1)}), source=ManualSource(), drain_seconds=5)
+        runner = MatchRunner(
+            ARENA,
+            Path(scratch) / "match",
+            ScriptedProvider(plans),
+            ScriptedLauncher({"oracle": AgentScript(1)}),
+            source=ManualSource(),
+            drain_seconds=5,
+        )
         started = time.perf_counter()
         await runner.run()
         return time.perf_counter() - started
@@ -108,6 +118,7 @@ async def real_match_wall() -> float:
     from aoe_tui.engine.libvirt_host import LibvirtProvider
     from aoe_tui.engine.provider import ProcessLauncher
     from aoe_tui.engine.runner import MatchRunner
+
     output = Path(tempfile.mkdtemp(prefix="aoe-bench-")) / "bench-match"
     runner = MatchRunner(ARENA, output, LibvirtProvider(base_port=27190), ProcessLauncher(), drain_seconds=20)
     started = time.perf_counter()
@@ -134,9 +145,11 @@ async def main() -> None:
             idle = statistics.median(t[1] for t in ticks)
             base = statistics.median(bases)
             per_eval_ms = (busy - base) / (territories * 4) * 1000
-            print(f"  {territories:>2} territories: tick {busy * 1000:7.1f} ms, baseline {base * 1000:7.1f} ms, "
-                  f"ratio {busy / base:4.2f}, overhead {(busy - base) * 1000:6.1f} ms/tick "
-                  f"({per_eval_ms:.2f} ms per evaluation); idle tick {idle * 1000:.2f} ms")
+            print(
+                f"  {territories:>2} territories: tick {busy * 1000:7.1f} ms, baseline {base * 1000:7.1f} ms, "
+                f"ratio {busy / base:4.2f}, overhead {(busy - base) * 1000:6.1f} ms/tick "
+                f"({per_eval_ms:.2f} ms per evaluation); idle tick {idle * 1000:.2f} ms"
+            )
     print(f"scripted 3-territory match through the runner (virtual clock): {await scripted_match_wall():.2f} s wall")
     if args.real:
         print(f"real 3-territory headless match: {await real_match_wall():.0f} s wall")

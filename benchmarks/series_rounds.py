@@ -44,14 +44,23 @@ class Timed:
 
     def factory(self, manifest_path: Path):
         def make(plan: RoundPlan) -> MatchRunner:
-            runner = MatchRunner(manifest_path, plan.output, LibvirtProvider(), ProcessLauncher(), manifest=plan.manifest)
-            entry = {"arena": plan.manifest.arena.id, "round": plan.number, "attempt": plan.attempt,
-                     "created": time.monotonic(), "first_boot": None, "ended": None}
+            runner = MatchRunner(
+                manifest_path, plan.output, LibvirtProvider(), ProcessLauncher(), manifest=plan.manifest
+            )
+            entry = {
+                "arena": plan.manifest.arena.id,
+                "round": plan.number,
+                "attempt": plan.attempt,
+                "created": time.monotonic(),
+                "first_boot": None,
+                "ended": None,
+            }
             self.rounds.append(entry)
 
             def stamp(update) -> None:
                 if isinstance(update, Progress) and update.stage == "boot" and entry["first_boot"] is None:
                     entry["first_boot"] = time.monotonic()
+
             runner.subscribe(stamp)
             play = runner.run
 
@@ -60,8 +69,10 @@ class Timed:
                     return await play()
                 finally:
                     entry["ended"] = time.monotonic()
+
             runner.run = run_and_stamp  # type: ignore[method-assign]
             return runner
+
         return make
 
 
@@ -83,8 +94,10 @@ def report(timed: Timed, started: float) -> None:
             overheads.append(after["first_boot"] - before["ended"])
     for entry, gap in zip(timed.rounds, [None, *overheads]):
         wall = (entry["ended"] or time.monotonic()) - entry["created"]
-        print(f"{entry['arena']} round {entry['round']} (attempt {entry['attempt']}): {wall:.1f} s"
-              + (f", overhead since the previous round's teardown: {gap:.2f} s" if gap is not None else ""))
+        print(
+            f"{entry['arena']} round {entry['round']} (attempt {entry['attempt']}): {wall:.1f} s"
+            + (f", overhead since the previous round's teardown: {gap:.2f} s" if gap is not None else "")
+        )
     if overheads:
         print(f"overhead between rounds: max {max(overheads):.2f} s, mean {sum(overheads) / len(overheads):.2f} s")
     print(f"{len(timed.rounds)} rounds in {total:.0f} s: {3600 * len(timed.rounds) / total:.1f} rounds per hour")

@@ -25,21 +25,49 @@ def synthetic_log(count: int):
     """A long build race: registrations, then ticks of evaluations and failures."""
     events = [make_event("match_state_changed", 0, 0, **{"from": "preparing", "to": "running"})]
     for territory in TERRITORIES:
-        events.append(make_event("territory_registered", len(events), 0, territory=territory,
-                                 agent=f"{territory}-agent", **{"class": "builder"}))
+        events.append(
+            make_event(
+                "territory_registered",
+                len(events),
+                0,
+                territory=territory,
+                agent=f"{territory}-agent",
+                **{"class": "builder"},
+            )
+        )
     rng = random.Random(1)
     clock = 0
     while len(events) < count:
         clock += 2000
         for territory in TERRITORIES:
             milestone = rng.choice(MILESTONES)
-            events.append(make_event("milestone_evaluation_started", len(events), clock, territory=territory,
-                                     milestone=milestone))
-            events.append(make_event("milestone_failed", len(events), clock + 10, territory=territory,
-                                     milestone=milestone, category="verification_failed",
-                                     detail="curl: (7) connection refused", retryable=True))
-            events.append(make_event("usage_charged", len(events), clock + 10, agent=f"{territory}-agent",
-                                     resource_units=1, input_tokens=100, output_tokens=20, cost_microusd=5))
+            events.append(
+                make_event("milestone_evaluation_started", len(events), clock, territory=territory, milestone=milestone)
+            )
+            events.append(
+                make_event(
+                    "milestone_failed",
+                    len(events),
+                    clock + 10,
+                    territory=territory,
+                    milestone=milestone,
+                    category="verification_failed",
+                    detail="curl: (7) connection refused",
+                    retryable=True,
+                )
+            )
+            events.append(
+                make_event(
+                    "usage_charged",
+                    len(events),
+                    clock + 10,
+                    agent=f"{territory}-agent",
+                    resource_units=1,
+                    input_tokens=100,
+                    output_tokens=20,
+                    cost_microusd=5,
+                )
+            )
     return events[:count]
 
 

@@ -60,13 +60,19 @@ class AdapterFirewall:
         if not self._installed:
             return
         self._installed = False
-        for command in (("iptables", "-D", *self._jump(), "-j", self.chain), ("iptables", "-F", self.chain),
-                        ("iptables", "-X", self.chain), ("ip6tables", "-D", *self._jump(), "-j", "REJECT")):
+        for command in (
+            ("iptables", "-D", *self._jump(), "-j", self.chain),
+            ("iptables", "-F", self.chain),
+            ("iptables", "-X", self.chain),
+            ("ip6tables", "-D", *self._jump(), "-j", "REJECT"),
+        ):
             subprocess.run([command[0], "-w", *command[1:]], capture_output=True)
 
 
 def _iptables(tool: str, *args: str) -> None:
     done = subprocess.run([tool, "-w", *args], capture_output=True, text=True)
     if done.returncode != 0:
-        raise AoeError(f"adapter confinement: `{tool} {' '.join(args)}` failed: "
-                       f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
+        raise AoeError(
+            f"adapter confinement: `{tool} {' '.join(args)}` failed: "
+            f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}"
+        )

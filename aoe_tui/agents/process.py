@@ -32,8 +32,9 @@ class AgentProcess:
         self._sandbox: PreparedSandbox | None = None
         self._reaper: asyncio.Future | None = None
 
-    async def start(self, command: list[str], env: dict[str, str], sandbox: Sandbox | None = None,
-                    cwd: Path | None = None) -> None:
+    async def start(
+        self, command: list[str], env: dict[str, str], sandbox: Sandbox | None = None, cwd: Path | None = None
+    ) -> None:
         """Start `command` with exactly `env` (nothing inherited), confined by `sandbox` when given."""
         self.files.directory.mkdir(parents=True, exist_ok=True)
         self._stdout = open(self.files.stdout, "ab")
@@ -42,9 +43,15 @@ class AgentProcess:
         argv = self._sandbox.argv(command) if self._sandbox else command
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=self._stdout, stderr=self._stderr, env=env,
-                cwd=str(cwd) if cwd else None, start_new_session=True,
-                pass_fds=tuple(self._sandbox.fds.values()) if self._sandbox else ())
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=self._stdout,
+                stderr=self._stderr,
+                env=env,
+                cwd=str(cwd) if cwd else None,
+                start_new_session=True,
+                pass_fds=tuple(self._sandbox.fds.values()) if self._sandbox else (),
+            )
         except BaseException:
             self._release()
             raise

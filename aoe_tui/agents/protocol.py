@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, f
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.match_layout import AgentPaths
 
-RESULT_STATUSES = ("completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded",
-                   "harness_error")
-ResultStatus = Literal["completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded",
-                       "harness_error"]
+RESULT_STATUSES = ("completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded", "harness_error")
+ResultStatus = Literal[
+    "completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded", "harness_error"
+]
 
 ENV_AGENT_ID = "AOE_AGENT_ID"
 ENV_TERRITORY_ID = "AOE_TERRITORY_ID"
@@ -121,10 +121,15 @@ class AgentFiles(AgentPaths):
     """One agent's files inside a match directory (`agents/<id>/`, store.match_layout), handed over as env."""
 
     def env(self) -> dict[str, str]:
-        return {ENV_INSTRUCTION_FILE: str(self.instruction), ENV_RESULT_FILE: str(self.result),
-                ENV_USAGE_FILE: str(self.usage), ENV_STDOUT_FILE: str(self.stdout),
-                ENV_STDERR_FILE: str(self.stderr), ENV_TOOL_TRACE_FILE: str(self.tool_trace),
-                ENV_TRANSCRIPT_FILE: str(self.transcript)}
+        return {
+            ENV_INSTRUCTION_FILE: str(self.instruction),
+            ENV_RESULT_FILE: str(self.result),
+            ENV_USAGE_FILE: str(self.usage),
+            ENV_STDOUT_FILE: str(self.stdout),
+            ENV_STDERR_FILE: str(self.stderr),
+            ENV_TOOL_TRACE_FILE: str(self.tool_trace),
+            ENV_TRANSCRIPT_FILE: str(self.transcript),
+        }
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -166,8 +171,9 @@ def _read_report(path: Path, model: type[BaseModel], limit: int) -> Any:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-        raise InvalidReport(clean_text(f"{path.name}: {where + ': ' if where else ''}{first['msg']}{more}", 300)) \
-            from None
+        raise InvalidReport(
+            clean_text(f"{path.name}: {where + ': ' if where else ''}{first['msg']}{more}", 300)
+        ) from None
 
 
 def read_usage(path: Path) -> Usage | None:

@@ -44,12 +44,18 @@ def builtin_adapters() -> list[str]:
 
 def resolve_adapter(name: str) -> Adapter:
     if name in PLANS:
-        return Adapter(name, (sys.executable, "-m", "aoe_tui.agents.scripted", name),
-                       tuple(sorted(_SCRIPTED_DIR.glob("*.py"))), builtin=True)
+        return Adapter(
+            name,
+            (sys.executable, "-m", "aoe_tui.agents.scripted", name),
+            tuple(sorted(_SCRIPTED_DIR.glob("*.py"))),
+            builtin=True,
+        )
     if name in HARNESSES:
         package = Path(__file__).resolve().parent / HARNESSES[name].rsplit(".", 1)[1]
         return Adapter(name, (sys.executable, "-m", HARNESSES[name]), tuple(sorted(package.glob("*.py"))), builtin=True)
     executable = shutil.which(EXTERNAL_PREFIX + name)
     if executable is None:
-        raise AoeError(f"adapter {name!r}: not built in ({', '.join(builtin_adapters())}) and no {EXTERNAL_PREFIX}{name} on PATH")
+        raise AoeError(
+            f"adapter {name!r}: not built in ({', '.join(builtin_adapters())}) and no {EXTERNAL_PREFIX}{name} on PATH"
+        )
     return Adapter(name, (executable,), (Path(executable).resolve(),), builtin=False)

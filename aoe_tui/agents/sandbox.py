@@ -36,7 +36,7 @@ from aoe_tui.domain.errors import AoeError
 
 SANDBOX_HOME = "/tmp"
 SANDBOX_FILES_DIR = "/run/aoe"  # read-only copies handed to the adapter (key, known_hosts, ...)
-MEMORY_BYTES = 4 * 1024 ** 3  # RLIMIT_AS of each adapter process
+MEMORY_BYTES = 4 * 1024**3  # RLIMIT_AS of each adapter process
 MAX_PROCESSES = 256  # RLIMIT_NPROC of the adapter's uid
 # Always replaced by an empty tmpfs (with these modes): sockets, and scratch space other processes share.
 _ALWAYS_HIDDEN = {Path("/run"): "0755", Path("/tmp"): "1777", Path("/var/tmp"): "1777", Path("/dev/shm"): "1777"}
@@ -75,8 +75,9 @@ class Sandbox:
         """Install the uid's firewall, chown the agent folder to the uid, stage the file copies as fds."""
         for tool in ("bwrap", "setpriv", "prlimit"):
             if shutil.which(tool) is None:
-                raise AoeError(f"adapter confinement needs {tool} (apt-get install bubblewrap util-linux; "
-                               "scripts/bootstrap)")
+                raise AoeError(
+                    f"adapter confinement needs {tool} (apt-get install bubblewrap util-linux; scripts/bootstrap)"
+                )
         if os.geteuid() != 0:
             raise AoeError("adapter confinement needs root (it gives each adapter its own uid)")
         AdapterFirewall.remove_stale(referee_alive)
@@ -88,9 +89,13 @@ class Sandbox:
             raise
         self.writable.mkdir(parents=True, exist_ok=True)
         os.chown(self.writable, self.uid, os.getgid())
-        files = {**self.files, "/etc/passwd": _with_line("/etc/passwd", f"aoe-adapter:x:{self.uid}:{self.uid}:"
-                                                                       f"aoe adapter:{SANDBOX_HOME}:/bin/sh"),
-                 "/etc/group": _with_line("/etc/group", f"aoe-adapter:x:{self.uid}:")}
+        files = {
+            **self.files,
+            "/etc/passwd": _with_line(
+                "/etc/passwd", f"aoe-adapter:x:{self.uid}:{self.uid}:aoe adapter:{SANDBOX_HOME}:/bin/sh"
+            ),
+            "/etc/group": _with_line("/etc/group", f"aoe-adapter:x:{self.uid}:"),
+        }
         fds = {path: _memfd(content) for path, content in files.items()}
         return PreparedSandbox(self, fds, firewall)
 
@@ -103,9 +108,24 @@ class PreparedSandbox:
 
     def argv(self, command: list[str]) -> list[str]:
         s = self.sandbox
-        args = ["prlimit", f"--as={s.memory_bytes}", f"--nproc={s.max_processes}", "--",
-                "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args = [
+            "prlimit",
+            f"--as={s.memory_bytes}",
+            f"--nproc={s.max_processes}",
+            "--",
+            "bwrap",
+            "--die-with-parent",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ]
         hidden = {**_ALWAYS_HIDDEN, **{Path(h): "0755" for h in s.hidden}}
         for directory in sorted(hidden, key=lambda p: len(p.parts)):
             args += ["--perms", hidden[directory], "--tmpfs", str(directory)]
@@ -120,9 +140,22 @@ class PreparedSandbox:
             args += ["--perms", "0755", "--dir", directory]
         for path, fd in self.fds.items():
             args += ["--perms", "0444", "--ro-bind-data", str(fd), path]
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--chdir", str(s.writable), "--",
-                 "setpriv", f"--reuid={s.uid}", f"--regid={s.uid}", "--clear-groups", "--no-new-privs",
-                 "--inh-caps=-all", "--"]
+        args += [
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+            "--chdir",
+            str(s.writable),
+            "--",
+            "setpriv",
+            f"--reuid={s.uid}",
+            f"--regid={s.uid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--inh-caps=-all",
+            "--",
+        ]
         return args + command
 
     def close_fds(self) -> None:

@@ -79,7 +79,9 @@ def _metrics(actions: list[AnalysisAction]) -> AnalysisMetrics:
     def count(kind: ActionKind) -> int:
         return sum(1 for action in actions if action.kind is kind)
 
-    mutation_starts = [a.started_after_ms for a in actions if a.kind is ActionKind.MUTATION and a.started_after_ms is not None]
+    mutation_starts = [
+        a.started_after_ms for a in actions if a.kind is ActionKind.MUTATION and a.started_after_ms is not None
+    ]
     observed_ends = [a.started_after_ms + (a.duration_ms or 0) for a in actions if a.started_after_ms is not None]
     return AnalysisMetrics(
         tool_calls=len(actions),

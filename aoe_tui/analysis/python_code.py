@@ -24,7 +24,9 @@ _WRITES = re.compile(
     re.IGNORECASE,
 )
 _ABSOLUTE_PATH_LITERAL = re.compile(r"""['"](/[^'"\s]+)['"]""")
-_HTTP_CLIENTS = re.compile(r"\burlopen\(|\bhttp\.client\b|\brequests\.(get|post|put|delete|head)\(|\bsocket\.create_connection\(")
+_HTTP_CLIENTS = re.compile(
+    r"\burlopen\(|\bhttp\.client\b|\brequests\.(get|post|put|delete|head)\(|\bsocket\.create_connection\("
+)
 
 
 def python_snippet_effect(code: str) -> Effect:

@@ -84,11 +84,21 @@ def _round_row(number: int, path: Path) -> tuple[RoundRow, list]:
     decided = seats_of(number, match) if state == "finished" else []
     outcomes: dict[str, Outcome] = {agent: "undecided" for agent in seats}
     for seat in decided:
-        outcomes[seat.agent] = ("forfeit" if seat.forfeit else "won" if seat.won
-                                else "durable" if seat.durable_at_ms is not None else "lost")
+        outcomes[seat.agent] = (
+            "forfeit"
+            if seat.forfeit
+            else "won"
+            if seat.won
+            else "durable"
+            if seat.durable_at_ms is not None
+            else "lost"
+        )
     winner = world.territories[world.winner].agent if world.winner in world.territories else None
-    order = ([t.id for t in match.manifest.territories] if match.manifest is not None
-             else [e.territory for e in match.events if e.kind == "territory_registered"])  # type: ignore[attr-defined]
+    order = (
+        [t.id for t in match.manifest.territories]
+        if match.manifest is not None
+        else [e.territory for e in match.events if e.kind == "territory_registered"]
+    )  # type: ignore[attr-defined]
     return RoundRow(number, path, state, seats, outcomes, winner, world.elapsed_ms, territory_order=order), decided
 
 
@@ -103,10 +113,19 @@ def _series(path: Path) -> tuple[SeriesOverview, list]:
         row, decided = _round_row(number, folder)
         rows.append(row)
         seats += decided
-    territories = list(dict.fromkeys([t for row in rows for t in row.territory_order]
-                                     + sorted({t for row in rows for t in row.seats.values()})))
-    return SeriesOverview(path, checkpoint.get("arena_id") or path.name, checkpoint.get("rounds_requested"), rows,
-                          series_standings(seats), territories), seats
+    territories = list(
+        dict.fromkeys(
+            [t for row in rows for t in row.territory_order] + sorted({t for row in rows for t in row.seats.values()})
+        )
+    )
+    return SeriesOverview(
+        path,
+        checkpoint.get("arena_id") or path.name,
+        checkpoint.get("rounds_requested"),
+        rows,
+        series_standings(seats),
+        territories,
+    ), seats
 
 
 def benchmark_overview(path: Path) -> BenchmarkOverview:

@@ -28,8 +28,19 @@ from aoe_tui.store.series_files import benchmark_arena_dirs, decided_rounds, fol
 NO_FAULT_SOURCES = frozenset({"provider", "harness"})
 """Failure sources that are not the player's doing: the model provider or the agent harness failed it."""
 
-SERIES_FIELDS = ("agent", "model", "appearances", "wins", "durable_deployments", "median_durable_ms",
-                 "usage_recorded", "input_tokens", "output_tokens", "cost_microusd", "cost_per_durable_microusd")
+SERIES_FIELDS = (
+    "agent",
+    "model",
+    "appearances",
+    "wins",
+    "durable_deployments",
+    "median_durable_ms",
+    "usage_recorded",
+    "input_tokens",
+    "output_tokens",
+    "cost_microusd",
+    "cost_per_durable_microusd",
+)
 
 
 @dataclass(frozen=True)
@@ -76,8 +87,9 @@ def unavailable_agents(world: World) -> list[str]:
         territory = world.territories.get(agent.territory or "")
         if agent_id == winner or (territory is not None and territory.durable_at_ms is not None):
             continue
-        if agent.failure_source in NO_FAULT_SOURCES or (territory is not None
-                                                         and territory.competitor_state == "unavailable"):
+        if agent.failure_source in NO_FAULT_SOURCES or (
+            territory is not None and territory.competitor_state == "unavailable"
+        ):
             out.append(agent_id)
     return out
 
@@ -92,15 +104,27 @@ def seats_of(round_number: int, match: SavedMatch) -> list[Seat]:
     for agent_id, agent in sorted(world.agents.items()):
         info = match.agents.get(agent_id)
         territory = world.territories.get(agent.territory or "")
-        seats.append(Seat(
-            round=round_number, agent=agent_id, model=(info.model if info else None) or agent.model,
-            adapter=info.adapter if info else None, reasoning_effort=info.reasoning_effort if info else None,
-            territory=agent.territory, won=agent_id == winner,
-            durable_at_ms=territory.durable_at_ms if territory is not None else None,
-            tokens_known=agent.tokens_known, cost_known=agent.cost_known, input_tokens=agent.input_tokens,
-            output_tokens=agent.output_tokens, cost_microusd=agent.cost_microusd,
-            milestone_passes=sum(m.passed for m in territory.milestones.values()) if territory is not None else 0,
-            milestones_available=available, failure_source=agent.failure_source, forfeit=agent_id in forfeits))
+        seats.append(
+            Seat(
+                round=round_number,
+                agent=agent_id,
+                model=(info.model if info else None) or agent.model,
+                adapter=info.adapter if info else None,
+                reasoning_effort=info.reasoning_effort if info else None,
+                territory=agent.territory,
+                won=agent_id == winner,
+                durable_at_ms=territory.durable_at_ms if territory is not None else None,
+                tokens_known=agent.tokens_known,
+                cost_known=agent.cost_known,
+                input_tokens=agent.input_tokens,
+                output_tokens=agent.output_tokens,
+                cost_microusd=agent.cost_microusd,
+                milestone_passes=sum(m.passed for m in territory.milestones.values()) if territory is not None else 0,
+                milestones_available=available,
+                failure_source=agent.failure_source,
+                forfeit=agent_id in forfeits,
+            )
+        )
     return seats
 
 
@@ -150,8 +174,10 @@ def series_standings(seats: list[Seat]) -> list[dict[str, Any]]:
     by_agent: dict[str, list[Seat]] = {}
     for seat in sorted(seats, key=lambda s: s.round):
         by_agent.setdefault(seat.agent, []).append(seat)
-    rows = [({"agent": agent, "model": next((s.model for s in group if s.model), None), **_totals(group)}, group)
-            for agent, group in by_agent.items()]
+    rows = [
+        ({"agent": agent, "model": next((s.model for s in group if s.model), None), **_totals(group)}, group)
+        for agent, group in by_agent.items()
+    ]
     rows.sort(key=lambda item: (_rank(item[0]), item[0]["agent"]))
     return _with_forfeits(rows)
 
@@ -166,12 +192,17 @@ def benchmark_standings(seats: list[Seat]) -> list[dict[str, Any]]:
         counted = [s for s in group if not s.forfeit]
         available = [s.milestones_available for s in counted]
         failures = Counter(s.failure_source for s in group if s.failure_source is not None)
-        row = {"model": model, "adapter": adapter, "reasoning_effort": effort,
-               "agents": sorted({s.agent for s in group}), **_totals(group),
-               "durable_times_ms": sorted(s.durable_at_ms for s in counted if s.durable_at_ms is not None),
-               "milestone_passes": sum(s.milestone_passes for s in counted),
-               "milestones_available": None if None in available else sum(available),  # type: ignore[arg-type]
-               "failures": dict(sorted(failures.items()))}
+        row = {
+            "model": model,
+            "adapter": adapter,
+            "reasoning_effort": effort,
+            "agents": sorted({s.agent for s in group}),
+            **_totals(group),
+            "durable_times_ms": sorted(s.durable_at_ms for s in counted if s.durable_at_ms is not None),
+            "milestone_passes": sum(s.milestone_passes for s in counted),
+            "milestones_available": None if None in available else sum(available),  # type: ignore[arg-type]
+            "failures": dict(sorted(failures.items())),
+        }
         rows.append((row, group))
     rows.sort(key=lambda item: (_rank(item[0]), tuple(str(v) for v in item[0]["agents"])))
     return _with_forfeits(rows)
@@ -189,6 +220,8 @@ def standings_report(path: Path) -> dict[str, Any]:
         return {"standings": series_standings(series_seats(path))}
     if kind == "benchmark":
         arenas = [(arena_id, series_seats(folder)) for arena_id, folder in benchmark_arena_dirs(path)]
-        return {"standings": benchmark_standings([s for _, seats in arenas for s in seats]),
-                "arenas": [{"arena_id": arena_id, "standings": series_standings(seats)} for arena_id, seats in arenas]}
+        return {
+            "standings": benchmark_standings([s for _, seats in arenas for s in seats]),
+            "arenas": [{"arena_id": arena_id, "standings": series_standings(seats)} for arena_id, seats in arenas],
+        }
     raise AoeError(f"{path}: not a series or benchmark folder (no series.json, benchmark.json or round-NNN/)")

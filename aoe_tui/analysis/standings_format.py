@@ -12,8 +12,20 @@ from aoe_tui.domain.clock import format_clock
 
 NA = "n/a"
 
-COLUMNS = ("agent", "model", "rounds", "wins", "durable", "median durable", "usage", "tokens in", "tokens out",
-           "cost", "cost/durable", "forfeits")
+COLUMNS = (
+    "agent",
+    "model",
+    "rounds",
+    "wins",
+    "durable",
+    "median durable",
+    "usage",
+    "tokens in",
+    "tokens out",
+    "cost",
+    "cost/durable",
+    "forfeits",
+)
 
 
 def usd(microusd: int | None) -> str:
@@ -28,17 +40,33 @@ def row_label(row: dict[str, Any]) -> str:
     """An agent id for a series row; `model · adapter · effort` for a benchmark's model configuration."""
     if "agent" in row:
         return str(row["agent"])
-    return " · ".join(str(part) for part in (row.get("model"), row.get("adapter"), row.get("reasoning_effort"))
-                      if part is not None) or NA
+    return (
+        " · ".join(
+            str(part)
+            for part in (row.get("model"), row.get("adapter"), row.get("reasoning_effort"))
+            if part is not None
+        )
+        or NA
+    )
 
 
 def standing_cells(row: dict[str, Any]) -> list[str]:
     """One row's cells in `COLUMNS` order."""
     median = row.get("median_durable_ms")
-    return [row_label(row), str(row.get("model") or NA), str(row["appearances"]), str(row["wins"]),
-            str(row["durable_deployments"]), NA if median is None else format_clock(median),
-            f"{row['usage_recorded']}/{row['appearances']}", count(row["input_tokens"]), count(row["output_tokens"]),
-            usd(row["cost_microusd"]), usd(row["cost_per_durable_microusd"]), str(row.get("forfeits", 0))]
+    return [
+        row_label(row),
+        str(row.get("model") or NA),
+        str(row["appearances"]),
+        str(row["wins"]),
+        str(row["durable_deployments"]),
+        NA if median is None else format_clock(median),
+        f"{row['usage_recorded']}/{row['appearances']}",
+        count(row["input_tokens"]),
+        count(row["output_tokens"]),
+        usd(row["cost_microusd"]),
+        usd(row["cost_per_durable_microusd"]),
+        str(row.get("forfeits", 0)),
+    ]
 
 
 def failure_text(failures: dict[str, int]) -> str:
@@ -53,8 +81,9 @@ def standings_table(rows: list[dict[str, Any]]) -> list[str]:
         columns += ["milestones", "failures"]
         for row, line in zip(rows, cells):
             available = row["milestones_available"]
-            line += [f"{row['milestone_passes']}/{NA if available is None else available}",
-                     failure_text(row["failures"])]
+            line += [
+                f"{row['milestone_passes']}/{NA if available is None else available}",
+                failure_text(row["failures"]),
+            ]
     widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
-    return ["  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip()
-            for line in [columns, *cells]]
+    return ["  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip() for line in [columns, *cells]]

@@ -76,15 +76,21 @@ def _command_tampering(script: str) -> set[str]:
         if not argv:
             continue
         name, args = program_name(argv[0]), argv[1:]
-        if name == "mount" and _binds(args) and any(arg.rstrip("/") == "/proc" or arg.startswith("/proc/")
-                                                  for arg in _operands(args)[-1:]):
+        if (
+            name == "mount"
+            and _binds(args)
+            and any(arg.rstrip("/") == "/proc" or arg.startswith("/proc/") for arg in _operands(args)[-1:])
+        ):
             found.add("bind-mount-over-proc")
         if name == "systemctl":
             verbs = [arg for arg in args if not arg.startswith("-")]
             if verbs and verbs[0] in _SYSTEMCTL_UNIT_CHANGERS and any(v.startswith("builder-app") for v in verbs[1:]):
                 found.add("unit-drop-in")
-            if verbs and verbs[0] in ("stop", "disable", "mask", "kill") and any(_ACPI_DAEMON.fullmatch(v)
-                                                                                 for v in verbs[1:]):
+            if (
+                verbs
+                and verbs[0] in ("stop", "disable", "mask", "kill")
+                and any(_ACPI_DAEMON.fullmatch(v) for v in verbs[1:])
+            ):
                 found.add("acpi-handler-edit")
     return found
 

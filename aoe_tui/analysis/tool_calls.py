@@ -21,10 +21,32 @@ from aoe_tui.domain.analysis import ActionKind
 from aoe_tui.domain.transcript import ToolTraceEntry
 
 INTERNAL_TOOLS = {"todowrite", "todoread", "todo_write", "todo_read", "update_plan", "think", "exit_plan_mode"}
-_SHELL_TOOLS = {"bash", "shell", "sh", "exec", "exec_command", "run_command", "run_shell_command", "terminal",
-                "execute_command", "local_shell"}
-_WRITE_TOOLS = {"write", "edit", "multiedit", "notebookedit", "create_file", "write_file", "edit_file",
-                "str_replace_editor", "apply_patch", "patch", "replace", "insert"}
+_SHELL_TOOLS = {
+    "bash",
+    "shell",
+    "sh",
+    "exec",
+    "exec_command",
+    "run_command",
+    "run_shell_command",
+    "terminal",
+    "execute_command",
+    "local_shell",
+}
+_WRITE_TOOLS = {
+    "write",
+    "edit",
+    "multiedit",
+    "notebookedit",
+    "create_file",
+    "write_file",
+    "edit_file",
+    "str_replace_editor",
+    "apply_patch",
+    "patch",
+    "replace",
+    "insert",
+}
 _FETCH_TOOLS = {"webfetch", "fetch", "http_request"}
 _PATCH_FILE = re.compile(r"^(?:\*\*\* (?:Add|Update) File: |\+\+\+ (?:b/)?)(\S+)", re.MULTILINE)
 

@@ -29,8 +29,13 @@ class AoeApp(App[None]):
     CSS_PATH = "aoe.tcss"
     TITLE = "Agents of Empires"
 
-    def __init__(self, match: SavedMatch | None = None, *, roots: list[Path] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        match: SavedMatch | None = None,
+        *,
+        roots: list[Path] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
         self.initial_match = match
         self.roots = roots or []
@@ -40,11 +45,17 @@ class AoeApp(App[None]):
     def get_line_filters(self) -> Sequence[LineFilter]:
         return [*super().get_line_filters(), self._no_controls]
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Every notification is plain text: `markup` (a screen's `notify` passes True) is ignored."""
-        super().notify(clean_text(message), title=clean_text(title), severity=severity, timeout=timeout,
-                       markup=False)
+        super().notify(clean_text(message), title=clean_text(title), severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         self.show_first_screen()

@@ -34,8 +34,9 @@ class BrowserScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         where = ", ".join(str(root) for root in self.roots)
-        yield Static(Content.assemble((" MATCHES ", "reverse bold $accent"), " saved matches under ", where),
-                     id="browser-title")
+        yield Static(
+            Content.assemble((" MATCHES ", "reverse bold $accent"), " saved matches under ", where), id="browser-title"
+        )
         table = LiteralTable(cursor_type="row", zebra_stripes=True, id="browser-table")
         for column, width in COLUMNS.items():
             table.add_column(column, key=column, width=width)

@@ -39,13 +39,18 @@ def _highlight(matcher: Matcher, title: str) -> Content:
 class MatchCommands(Provider):
     def _commands(self) -> list[tuple[str, object]]:
         screen = self.screen
-        commands = [(binding_title(binding), partial(screen.call_later, screen.run_action, binding.action))
-                    for binding in screen_bindings(screen) if binding.description and _enabled(screen, binding)]
+        commands = [
+            (binding_title(binding), partial(screen.call_later, screen.run_action, binding.action))
+            for binding in screen_bindings(screen)
+            if binding.description and _enabled(screen, binding)
+        ]
         filter_options = getattr(screen, "filter_options", None)
         if filter_options is not None:
             for field in ("kind", "territory", "agent"):
                 for option in filter_options(field):
-                    commands.append((f"Filter events: {field} = {option}", partial(screen.set_filter, **{field: option})))
+                    commands.append(
+                        (f"Filter events: {field} = {option}", partial(screen.set_filter, **{field: option}))
+                    )
         return commands
 
     async def discover(self) -> Hits:

@@ -99,7 +99,7 @@ class EventList(Vertical):
         for row in self._shown:
             if row.is_stall:
                 self._update(row)
-        for row in visible[len(self._shown):]:
+        for row in visible[len(self._shown) :]:
             cells = self.rows.cells(row, position)
             table.add_row(*cells, key=row.key)
             self._cells[row.key] = cells

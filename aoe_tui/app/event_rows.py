@@ -25,13 +25,18 @@ class EventFilter:
     agent: str | None = None
 
     def accepts(self, event: EventBase) -> bool:
-        return ((self.kind is None or event.kind == self.kind)
-                and (self.territory is None or event.territory_id == self.territory)
-                and (self.agent is None or event.agent_id == self.agent))
+        return (
+            (self.kind is None or event.kind == self.kind)
+            and (self.territory is None or event.territory_id == self.territory)
+            and (self.agent is None or event.agent_id == self.agent)
+        )
 
     def describe(self) -> str:
-        parts = [f"{name}={value}" for name, value in
-                 (("kind", self.kind), ("territory", self.territory), ("agent", self.agent)) if value]
+        parts = [
+            f"{name}={value}"
+            for name, value in (("kind", self.kind), ("territory", self.territory), ("agent", self.agent))
+            if value
+        ]
         return " ".join(parts) or "all events"
 
 
@@ -70,8 +75,11 @@ def _arrow(event: EventBase) -> str:
 
 def _usage(event: EventBase) -> str:
     data = event.to_json()
-    tokens = (f"{data.get('input_tokens') or 0:,} in / {data.get('output_tokens') or 0:,} out"
-              if data.get("input_tokens") is not None or data.get("output_tokens") is not None else "tokens n/a")
+    tokens = (
+        f"{data.get('input_tokens') or 0:,} in / {data.get('output_tokens') or 0:,} out"
+        if data.get("input_tokens") is not None or data.get("output_tokens") is not None
+        else "tokens n/a"
+    )
     cost = f"${data['cost_microusd'] / 1_000_000:.4f}" if data.get("cost_microusd") is not None else "cost n/a"
     return f"+{data.get('resource_units') or 0} units, {tokens}, {cost}"
 
@@ -87,15 +95,18 @@ def summary(event: EventBase) -> str:
     if kind == "milestone_failed":
         return f"{data['milestone']}: {data.get('category') or 'failed'} — {first_line(data.get('detail'))}"
     if kind in ("milestone_evaluation_started", "milestone_retry_requested", "milestone_paused", "milestone_resumed"):
-        return data["milestone"] + ("" if data.get("territory") or kind == "milestone_evaluation_started"
-                                    else " (all territories)")
+        return data["milestone"] + (
+            "" if data.get("territory") or kind == "milestone_evaluation_started" else " (all territories)"
+        )
     if kind == "milestone_revoked":
         return f"{data['milestone']}: {data.get('reason') or 'revoked'}"
     if kind == "usage_charged":
         return _usage(event)
     if kind == "post_match_drain_started":
-        return (f"{data.get('pending_agents', 0)} agents may still hand in results "
-                f"(up to {format_clock(data.get('timeout_ms') or 0)})")
+        return (
+            f"{data.get('pending_agents', 0)} agents may still hand in results "
+            f"(up to {format_clock(data.get('timeout_ms') or 0)})"
+        )
     if kind == "post_match_drain_finished":
         return f"{data.get('captured_agents', 0)} captured, {data.get('terminated_agents', 0)} terminated"
     if kind == "match_paused":
@@ -151,7 +162,7 @@ class EventRows:
         return rows
 
     def visible(self, position: int) -> list[EventRow]:
-        return self.rows[:bisect.bisect_right(self._firsts, position)]
+        return self.rows[: bisect.bisect_right(self._firsts, position)]
 
     def cells(self, row: EventRow, position: int) -> tuple[str, str, str, str]:
         return row_cells(row, self.events, position)

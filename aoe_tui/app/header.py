@@ -30,9 +30,14 @@ class MatchHeader(Static):
         leader = standings[0] if standings and world.territories[standings[0]].milestone_points else None
         state = "paused" if world.paused and world.match_state == "running" else world.match_state
         parts: list[Content | tuple[str, str] | str] = [
-            badge, " ",
-            (self.arena, "bold"), SEPARATOR, self.match_name, SEPARATOR,
-            (state, MATCH_STATE_STYLES.get(state, "")), SEPARATOR,
+            badge,
+            " ",
+            (self.arena, "bold"),
+            SEPARATOR,
+            self.match_name,
+            SEPARATOR,
+            (state, MATCH_STATE_STYLES.get(state, "")),
+            SEPARATOR,
             (f"{format_clock(elapsed_ms)} / {format_clock(duration_ms)}", "bold"),
         ]
         if not self.has_timeline:

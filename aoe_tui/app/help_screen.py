@@ -39,8 +39,9 @@ def binding_lines(screen: Screen) -> list[tuple[str, str]]:
     for binding in screen_bindings(screen):
         if isinstance(binding, Binding) and binding.description:
             keys = binding.key_display or binding.key
-            lines.append((keys.replace("left_square_bracket", "[").replace("right_square_bracket", "]"),
-                          binding_title(binding)))
+            lines.append(
+                (keys.replace("left_square_bracket", "[").replace("right_square_bracket", "]"), binding_title(binding))
+            )
     return lines
 
 
@@ -54,8 +55,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         width = max(len(keys) for keys, _ in self.lines)
         body = Content("\n").join(
-            Content.assemble((keys.ljust(width), "bold $accent"), "  ", description)
-            for keys, description in self.lines
+            Content.assemble((keys.ljust(width), "bold $accent"), "  ", description) for keys, description in self.lines
         )
         with Vertical(id="help"):
             yield Static(Content.styled("Keys", "bold"), id="help-title")

@@ -30,6 +30,8 @@ class InspectorScreen(ModalScreen[None]):
         with Vertical(id="inspector"):
             yield Static(Content.styled(self.title_text, "bold"), id="inspector-title")
             with VerticalScroll(id="inspector-body"):
-                yield Static(literal(json.dumps(self.payload, indent=2, ensure_ascii=False), INSPECTOR_LIMIT),
-                             id="inspector-json")
+                yield Static(
+                    literal(json.dumps(self.payload, indent=2, ensure_ascii=False), INSPECTOR_LIMIT),
+                    id="inspector-json",
+                )
             yield Static(Content.styled("escape to close", "$text-muted"))

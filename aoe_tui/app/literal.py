@@ -55,5 +55,7 @@ class NoControlCharacters(LineFilter):
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         if not any(_CONTROL.search(segment.text) for segment in segments if not segment.control):
             return segments
-        return [segment if segment.control else Segment(_CONTROL.sub("", segment.text), segment.style)
-                for segment in segments]
+        return [
+            segment if segment.control else Segment(_CONTROL.sub("", segment.text), segment.style)
+            for segment in segments
+        ]

@@ -44,8 +44,13 @@ def one_line(error: BaseException) -> str:
 
 
 class LiveApp(AoeApp):
-    def __init__(self, runner: MatchRunner, *, clock: Callable[[], float] = time.monotonic,
-                 before_match: BeforeMatch | None = None) -> None:
+    def __init__(
+        self,
+        runner: MatchRunner,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        before_match: BeforeMatch | None = None,
+    ) -> None:
         super().__init__(clock=clock)
         self.runner = runner
         self.before_match = before_match
@@ -76,14 +81,22 @@ class LiveApp(AoeApp):
 
     def show_first_screen(self) -> None:
         self._signal_handlers.enter_context(stop_on_signals(self._on_stop_signal))
-        self.push_screen(PreparationScreen(self.runner.manifest.arena.display_name, self.runner.match_dir.root.name,
-                                           self.board, self.runner.match_dir.root))
+        self.push_screen(
+            PreparationScreen(
+                self.runner.manifest.arena.display_name,
+                self.runner.match_dir.root.name,
+                self.board,
+                self.runner.match_dir.root,
+            )
+        )
         self.engine = self.run_worker(self._run_engine(), name="engine", exit_on_error=False)
 
     async def _run_engine(self) -> World:
         if self.before_match is not None:
+
             def say(line: str) -> None:
                 self.call_from_thread(self._on_match_update, Progress("image", line))
+
             await asyncio.to_thread(self.before_match, say)
         return await self.runner.run()
 
@@ -115,8 +128,11 @@ class LiveApp(AoeApp):
         self.switch_screen(self.match_screen)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self.engine or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR,
-                                                                  WorkerState.CANCELLED):
+        if event.worker is not self.engine or event.state not in (
+            WorkerState.SUCCESS,
+            WorkerState.ERROR,
+            WorkerState.CANCELLED,
+        ):
             return
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.engine_error = one_line(event.worker.error)
@@ -152,10 +168,14 @@ class LiveApp(AoeApp):
         def answer(yes: bool | None) -> None:
             if yes:
                 self.abort()
-        self.push_screen(ConfirmScreen(
-            "Abort the running match and quit?",
-            "The log ends in 'aborted', every guest is destroyed, and the match directory stays replayable."),
-            answer)
+
+        self.push_screen(
+            ConfirmScreen(
+                "Abort the running match and quit?",
+                "The log ends in 'aborted', every guest is destroyed, and the match directory stays replayable.",
+            ),
+            answer,
+        )
 
     async def on_unmount(self) -> None:
         """However the app ends — a crash, a closed terminal, a failing test — no guest outlives it:

@@ -48,8 +48,9 @@ EVERY_TERRITORY = None
 OPERATOR_PAUSE_REASON = "paused by the operator"
 PAUSING = "pausing: waiting for running checks to settle"
 RESUMING = "resuming guests and agents"
-QUIET_WHEN_LIVE = frozenset({"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed",
-                             "report('fought')"})
+QUIET_WHEN_LIVE = frozenset(
+    {"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed", "report('fought')"}
+)
 
 
 def ssh_command(host: TerritoryHost | None) -> str:
@@ -63,10 +64,16 @@ def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
     """The saved-match view of a match still being played: the manifest as run and the events so far."""
     manifest = runner.manifest
     return SavedMatch(
-        source=runner.match_dir.root, shape="directory", name=runner.match_dir.root.name, manifest=manifest,
-        events=list(events), world=World(), recorded_world=None,
+        source=runner.match_dir.root,
+        shape="directory",
+        name=runner.match_dir.root.name,
+        manifest=manifest,
+        events=list(events),
+        world=World(),
+        recorded_world=None,
         agents={a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort) for a in manifest.agents},
-        provenance=provenance(manifest, runner.manifest_path), visualization=manifest.visualization,
+        provenance=provenance(manifest, runner.manifest_path),
+        visualization=manifest.visualization,
         directory=runner.match_dir.root,
     )
 
@@ -187,9 +194,16 @@ class LiveMatchScreen(MatchScreen):
             return
         referee = self.runner.referee
         host = referee.hosts.get(self.selected) if referee is not None else None
-        self.app.push_screen(TerritoryScreen(
-            self.selected, self.session.agent_for(self.selected), self.session.milestone_ids(),
-            self.runner.match_dir.root, lambda: self.runner.world, ssh_command(host)))
+        self.app.push_screen(
+            TerritoryScreen(
+                self.selected,
+                self.session.agent_for(self.selected),
+                self.session.milestone_ids(),
+                self.runner.match_dir.root,
+                lambda: self.runner.world,
+                ssh_command(host),
+            )
+        )
 
     # -- steering ----------------------------------------------------------------------------------
 
@@ -219,6 +233,7 @@ class LiveMatchScreen(MatchScreen):
         """Pausing waits for running verifications to settle (a reboot check can take minutes): never on
         the UI's time, and no other match control until it is done — resuming a half-paused match
         would leave its guests suspended."""
+
         async def run() -> None:
             try:
                 await coroutine_function()
@@ -226,6 +241,7 @@ class LiveMatchScreen(MatchScreen):
                 self.notify(str(error), title="operator action refused", severity="warning")
             finally:
                 self.pending_operation = None
+
         self.pending_operation = doing
         self.run_worker(run(), group="operator", exit_on_error=False)
 
@@ -253,9 +269,13 @@ class LiveMatchScreen(MatchScreen):
         def answer(yes: bool | None) -> None:
             if yes:
                 self._operate_async(PAUSING, partial(self.runner.pause_match, OPERATOR_PAUSE_REASON))
-        self.app.push_screen(ConfirmScreen(
-            "Pause the whole match?", "The clock stops, guests and agents are suspended until you resume (r)."),
-            answer)
+
+        self.app.push_screen(
+            ConfirmScreen(
+                "Pause the whole match?", "The clock stops, guests and agents are suspended until you resume (r)."
+            ),
+            answer,
+        )
 
     def action_resume_match(self) -> None:
         self._operate_async(RESUMING, self.runner.resume_match)
@@ -274,8 +294,10 @@ class LiveMatchScreen(MatchScreen):
         return options
 
     def _resume_options(self) -> list[tuple[str, tuple[str, str | None]]]:
-        return [(f"{pause.milestone} · {pause.territory or 'every territory'}", (pause.milestone, pause.territory))
-                for pause in self.live_world.paused_milestones]
+        return [
+            (f"{pause.milestone} · {pause.territory or 'every territory'}", (pause.milestone, pause.territory))
+            for pause in self.live_world.paused_milestones
+        ]
 
     def _retry_options(self) -> list[tuple[str, str]]:
         """Milestones of the selected territory whose dependencies passed (what the referee accepts)."""
@@ -284,19 +306,24 @@ class LiveMatchScreen(MatchScreen):
         if territory is None or build is None or territory.competitor_state == "unavailable":
             return []
         passed = {m for m, state in territory.milestones.items() if state.passed}
-        return [(f"{m.id} · {self.selected}" + ("  (passed: a failed re-check revokes it)" if m.id in passed else ""),
-                 m.id) for m in build.milestones if set(m.depends_on) <= passed]
+        return [
+            (f"{m.id} · {self.selected}" + ("  (passed: a failed re-check revokes it)" if m.id in passed else ""), m.id)
+            for m in build.milestones
+            if set(m.depends_on) <= passed
+        ]
 
     def action_pause_milestone(self) -> None:
         def chosen(target: tuple[str, str | None] | None) -> None:
             if target is not None:
                 self._operate(partial(self.runner.pause_milestone, *target))
+
         self.app.push_screen(PickerScreen("Pause which milestone?", self._pause_options()), chosen)
 
     def action_resume_milestone(self) -> None:
         def chosen(target: tuple[str, str | None] | None) -> None:
             if target is not None:
                 self._operate(partial(self.runner.resume_milestone, *target))
+
         self.app.push_screen(PickerScreen("Resume which milestone?", self._resume_options()), chosen)
 
     def action_retry_milestone(self) -> None:
@@ -311,10 +338,14 @@ class LiveMatchScreen(MatchScreen):
                 return
             state = self.live_world.territories[territory].milestones.get(milestone)
             if state is not None and state.passed:
-                self.app.push_screen(ConfirmScreen(
-                    f"Re-check {milestone} on {territory}?",
-                    "It has passed; if the re-check fails the milestone is revoked and its points are lost."),
-                    lambda yes: retry(milestone) if yes else None)
+                self.app.push_screen(
+                    ConfirmScreen(
+                        f"Re-check {milestone} on {territory}?",
+                        "It has passed; if the re-check fails the milestone is revoked and its points are lost.",
+                    ),
+                    lambda yes: retry(milestone) if yes else None,
+                )
             else:
                 retry(milestone)
+
         self.app.push_screen(PickerScreen(f"Retry which milestone of {territory} now?", self._retry_options()), chosen)

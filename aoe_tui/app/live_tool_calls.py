@@ -51,8 +51,9 @@ class TraceTail:
 class LiveToolCalls:
     def __init__(self, session: MatchSession, match_dir: Path) -> None:
         self.session = session
-        self.tails = {agent: TraceTail(MatchLayout(Path(match_dir)).agent(agent).tool_trace)
-                      for agent in session.match.agents}
+        self.tails = {
+            agent: TraceTail(MatchLayout(Path(match_dir)).agent(agent).tool_trace) for agent in session.match.agents
+        }
 
     def poll(self) -> bool:
         """Fold new calls into the session's tool-call indexes; True when any arrived."""

@@ -41,8 +41,15 @@ class CatalogEntry:
     def cells(self) -> tuple[str, ...]:
         if self.error:
             return (self.name, "unreadable", "", "", self.error, "", "")
-        return (self.name, self.state, self.winner, self.duration, self.arena, self.date,
-                str(self.events) if self.events else "no timeline")
+        return (
+            self.name,
+            self.state,
+            self.winner,
+            self.duration,
+            self.arena,
+            self.date,
+            str(self.events) if self.events else "no timeline",
+        )
 
 
 def find_match_paths(roots: list[Path]) -> list[Path]:
@@ -78,8 +85,17 @@ def catalog_entry(path: Path) -> CatalogEntry:
     except AoeError as error:
         return CatalogEntry(path, path.name, "", "", "", "", "", 0, error=str(error))
     world = match.world
-    return CatalogEntry(path, match.name, match.arena_name, match_date(match), final_state(match),
-                        world.winner or "none", format_clock(world.elapsed_ms), len(match.events), match=match)
+    return CatalogEntry(
+        path,
+        match.name,
+        match.arena_name,
+        match_date(match),
+        final_state(match),
+        world.winner or "none",
+        format_clock(world.elapsed_ms),
+        len(match.events),
+        match=match,
+    )
 
 
 def final_state(match: SavedMatch) -> str:

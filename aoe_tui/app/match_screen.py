@@ -89,8 +89,11 @@ class MatchScreen(Screen[None]):
             for territory_id in self.session.territory_ids():
                 agent_id = self.session.agent_for(territory_id)
                 yield TerritoryPane(
-                    territory_id, match.agents.get(agent_id) if agent_id else None, self.session.milestone_ids(),
-                    match.visualization, self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
+                    territory_id,
+                    match.agents.get(agent_id) if agent_id else None,
+                    self.session.milestone_ids(),
+                    match.visualization,
+                    self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
                     self.session.start_ms.get(agent_id, 0) if agent_id else 0,
                 )
         yield TimelineScrubber(id="scrubber")
@@ -109,8 +112,12 @@ class MatchScreen(Screen[None]):
         self.refresh_cursor()
         skipped = self.session.match.skipped_files()
         if skipped:
-            self.notify("\n".join(f"{name}: {reason}" for name, reason in skipped), severity="warning", timeout=15,
-                        title=f"{len(skipped)} damaged file{'s' if len(skipped) != 1 else ''} skipped")
+            self.notify(
+                "\n".join(f"{name}: {reason}" for name, reason in skipped),
+                severity="warning",
+                timeout=15,
+                title=f"{len(skipped)} damaged file{'s' if len(skipped) != 1 else ''} skipped",
+            )
 
     # -- the cursor ---------------------------------------------------------------------------------
 
@@ -126,8 +133,9 @@ class MatchScreen(Screen[None]):
             for pane in self.query(TerritoryPane):
                 rank = standings.index(pane.territory_id) + 1 if pane.territory_id in standings else len(standings) + 1
                 pane.show(world, playback.elapsed_ms, playback.activity_horizon_ms, rank)
-            self.query_one(TimelineScrubber).show(playback.elapsed_ms, playback.duration_ms, self.session.markers,
-                                                  self._status())
+            self.query_one(TimelineScrubber).show(
+                playback.elapsed_ms, playback.duration_ms, self.session.markers, self._status()
+            )
             self.query_one(EventList).sync(playback.position)
             for feed in self.query(ToolFeed):
                 feed.sync(playback.activity_horizon_ms)
@@ -227,8 +235,9 @@ class MatchScreen(Screen[None]):
     def set_filter(self, **changes: str | None) -> None:
         events = self.query_one(EventList)
         current = events.event_filter
-        events.set_filter(EventFilter(**{"kind": current.kind, "territory": current.territory,
-                                         "agent": current.agent, **changes}))
+        events.set_filter(
+            EventFilter(**{"kind": current.kind, "territory": current.territory, "agent": current.agent, **changes})
+        )
         self.action_show_tab("events")
 
     def filter_options(self, field: str) -> list[str]:
@@ -259,10 +268,10 @@ class MatchScreen(Screen[None]):
         if len(events) == 1:
             self.app.push_screen(InspectorScreen(f"event #{first.sequence} · {first.kind}", events[0]))
         else:
-            self.app.push_screen(InspectorScreen(
-                f"stall: {len(events)} identical {first.kind} events from #{first.sequence}", events))
+            self.app.push_screen(
+                InspectorScreen(f"stall: {len(events)} identical {first.kind} events from #{first.sequence}", events)
+            )
 
     def on_tool_feed_inspect(self, message: ToolFeed.Inspect) -> None:
         call = message.call
-        self.app.push_screen(InspectorScreen(f"{call.agent} tool call #{call.index} · {call.kind}",
-                                             call.detail_json()))
+        self.app.push_screen(InspectorScreen(f"{call.agent} tool call #{call.index} · {call.kind}", call.detail_json()))

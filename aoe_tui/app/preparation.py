@@ -26,8 +26,12 @@ from aoe_tui.store.match_layout import MatchLayout
 
 STAGES = ("image", "boot", "ssh", "agent")
 STAGE_TITLES = {"image": "image", "boot": "boot", "ssh": "SSH preflight", "agent": "agent"}
-GLYPHS = {"waiting": ("·", "$text-muted"), "running": ("⋯", "$warning bold"), "done": ("✓", "$success"),
-          "failed": ("✗", "$error bold")}
+GLYPHS = {
+    "waiting": ("·", "$text-muted"),
+    "running": ("⋯", "$warning bold"),
+    "done": ("✓", "$success"),
+    "failed": ("✗", "$error bold"),
+}
 LOG_LINES = 8
 TITLE_REFRESH_S = 1.0
 CONSOLE_LINES = 12
@@ -40,7 +44,7 @@ class TerritoryPreparation:
 
     def reach(self, stage: str) -> None:
         """`stage` began; every earlier stage is therefore done."""
-        for earlier in STAGES[:STAGES.index(stage)]:
+        for earlier in STAGES[: STAGES.index(stage)]:
             self.stages[earlier] = "done"
         if self.stages[stage] == "waiting":
             self.stages[stage] = "running"
@@ -59,7 +63,9 @@ class PreparationBoard:
         self.error: str | None = None
 
     def apply(self, update: Progress) -> None:
-        self.log = (self.log + [f"{update.territory}: {update.message}" if update.territory else update.message])[-LOG_LINES:]
+        self.log = (self.log + [f"{update.territory}: {update.message}" if update.territory else update.message])[
+            -LOG_LINES:
+        ]
         if update.stage == "image":
             for territory in self.territories.values():
                 territory.reach("image")
@@ -128,11 +134,17 @@ class PreparationScreen(Screen[None]):
     def show(self) -> None:
         board = self.board
         waited = "" if board.error else f"  waiting {format_clock(int((self.app.clock() - self.started) * 1000))}"
-        self.query_one("#prep-title", Static).update(Content.assemble(
-            (" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ", self.match_name, waited))
+        self.query_one("#prep-title", Static).update(
+            Content.assemble(
+                (" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ", self.match_name, waited
+            )
+        )
         width = max(len(tid) for tid in board.territories)
-        header = Content.assemble(("territory".ljust(width), "bold"), "  ",
-                                  *[(STAGE_TITLES[s].ljust(len(STAGE_TITLES[s]) + 2), "bold") for s in STAGES])
+        header = Content.assemble(
+            ("territory".ljust(width), "bold"),
+            "  ",
+            *[(STAGE_TITLES[s].ljust(len(STAGE_TITLES[s]) + 2), "bold") for s in STAGES],
+        )
         rows = [header]
         for tid, territory in board.territories.items():
             cells = []
@@ -141,8 +153,9 @@ class PreparationScreen(Screen[None]):
                 cells += [(glyph, style), " " * (len(STAGE_TITLES[stage]) + 1)]
             rows.append(Content.assemble(tid.ljust(width), "  ", *cells, (territory.message, "$text-muted")))
         self.query_one("#prep-board", Static).update(Content("\n").join(rows))
-        self.query_one("#prep-log", Static).update(Content("\n").join(
-            [Content.styled("setup log", "bold")] + [Content(line) for line in board.log]))
+        self.query_one("#prep-log", Static).update(
+            Content("\n").join([Content.styled("setup log", "bold")] + [Content(line) for line in board.log])
+        )
         self.query_one("#prep-failure", Static).update(self._failure())
         self.query_one("#prep-failure").display = board.error is not None
         if board.ready and self.is_active and not self._handed_over:
@@ -161,7 +174,10 @@ class PreparationScreen(Screen[None]):
         for tid in self.board.unbooted():
             console = tail_lines(MatchLayout(self.match_dir).territory(tid).console_log, CONSOLE_LINES)
             parts.append(Content.styled(f"{tid} console (last {CONSOLE_LINES} lines)", "bold"))
-            parts += [Content.styled(line, "$text-muted") for line in console] or [Content.styled("(no console output)", "$text-muted")]
-        parts.append(Content.styled(f"The aborted match is recorded in {as_typed(self.match_dir)}. Press q to quit.",
-                                    "$warning"))
+            parts += [Content.styled(line, "$text-muted") for line in console] or [
+                Content.styled("(no console output)", "$text-muted")
+            ]
+        parts.append(
+            Content.styled(f"The aborted match is recorded in {as_typed(self.match_dir)}. Press q to quit.", "$warning")
+        )
         return Content("\n").join(parts)

@@ -106,9 +106,12 @@ def milestone_status(milestone: MilestoneState | None, paused: bool) -> str:
 
 def milestone_statuses(world: World, territory_id: str, milestone_ids: list[str]) -> dict[str, str]:
     territory = world.territories.get(territory_id)
-    return {m: milestone_status(territory.milestones.get(m) if territory else None,
-                                world.is_milestone_paused(territory_id, m))
-            for m in milestone_ids}
+    return {
+        m: milestone_status(
+            territory.milestones.get(m) if territory else None, world.is_milestone_paused(territory_id, m)
+        )
+        for m in milestone_ids
+    }
 
 
 def milestone_glyph(status: str) -> Content:

@@ -44,17 +44,28 @@ class ReportScreen(Screen[None]):
         self.initial_tab = tab
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.assemble((" REPORT ", "reverse bold $accent"), " ",
-                                      (self.session.match.arena_name, "bold"), " · ", self.session.match.name),
-                     classes="report-title")
+        yield Static(
+            Content.assemble(
+                (" REPORT ", "reverse bold $accent"),
+                " ",
+                (self.session.match.arena_name, "bold"),
+                " · ",
+                self.session.match.name,
+            ),
+            classes="report-title",
+        )
         skipped = self.session.match.skipped_files()
         if skipped:
-            yield Static(literal("skipped (damaged): " + " · ".join(f"{name} ({reason})" for name, reason in skipped)),
-                         classes="report-note report-skipped")
+            yield Static(
+                literal("skipped (damaged): " + " · ".join(f"{name} ({reason})" for name, reason in skipped)),
+                classes="report-note report-skipped",
+            )
         with TabbedContent(initial=self.initial_tab):
             with TabPane(TABS["fought"], id="fought"):
-                yield Static("Deterministic analysis of observable tool calls. "
-                             "Private model reasoning is never parsed.", classes="report-note")
+                yield Static(
+                    "Deterministic analysis of observable tool calls. Private model reasoning is never parsed.",
+                    classes="report-note",
+                )
                 yield self._fought_table()
                 yield Static(literal(self._call_counts()), classes="report-note")
             with TabPane(TABS["agents"], id="agents"):
@@ -72,20 +83,44 @@ class ReportScreen(Screen[None]):
         rows = []
         for agent_id, analysis in self.session.analyses.items():
             metrics, info = analysis.metrics, self.session.match.agents.get(agent_id)
-            first_change = (format_clock(self.session.start_ms.get(agent_id, 0) + metrics.first_mutation_after_ms)
-                            if metrics.first_mutation_after_ms is not None else "—")
+            first_change = (
+                format_clock(self.session.start_ms.get(agent_id, 0) + metrics.first_mutation_after_ms)
+                if metrics.first_mutation_after_ms is not None
+                else "—"
+            )
             architecture = ", ".join(analysis.architecture.technologies + analysis.architecture.service_units)
             if tampering := tampering_summary(analysis):
                 architecture = f"{architecture or '—'} · tampering: {tampering}"
-            rows.append((agent_id, show.or_unavailable(info.model if info else analysis.model), first_change,
-                         metrics.discoveries, metrics.mutations, metrics.lifecycle_actions, metrics.validations,
-                         metrics.tool_errors, architecture or "—"))
-        columns = ("agent", "model", "first change", "discovery", "changes", "lifecycle", "checks", "errors",
-                   "architecture seen")
+            rows.append(
+                (
+                    agent_id,
+                    show.or_unavailable(info.model if info else analysis.model),
+                    first_change,
+                    metrics.discoveries,
+                    metrics.mutations,
+                    metrics.lifecycle_actions,
+                    metrics.validations,
+                    metrics.tool_errors,
+                    architecture or "—",
+                )
+            )
+        columns = (
+            "agent",
+            "model",
+            "first change",
+            "discovery",
+            "changes",
+            "lifecycle",
+            "checks",
+            "errors",
+            "architecture seen",
+        )
         return _table(columns, rows, id="fought-table")
 
     def _call_counts(self) -> str:
-        counts = [f"{agent}: {len(calls.calls)} observed tool calls" for agent, calls in self.session.tool_calls.items()]
+        counts = [
+            f"{agent}: {len(calls.calls)} observed tool calls" for agent, calls in self.session.tool_calls.items()
+        ]
         without = [a for a in self.session.match.agents if a not in self.session.analyses]
         note = f"  ·  no transcript or analysis for {', '.join(without)}" if without else ""
         return "  ·  ".join(counts) + note
@@ -95,15 +130,43 @@ class ReportScreen(Screen[None]):
         rows = []
         for agent_id, info in match.agents.items():
             state = world.agents.get(agent_id)
-            artifacts = " · ".join(name for name, present in (("transcript", agent_id in match.transcripts),
-                                                             ("analysis", agent_id in self.session.analyses))
-                                   if present) or "—"
-            rows.append((agent_id, info.territory or "—", show.or_unavailable(info.model),
-                         show.or_unavailable(info.adapter), show.or_unavailable(info.reasoning_effort),
-                         show.agent_status(state), show.token_count(state, "input_tokens"),
-                         show.token_count(state, "output_tokens"), show.cost(state), artifacts))
-        columns = ("agent", "territory", "model", "harness", "reasoning", "outcome", "input", "output", "cost",
-                   "artifacts")
+            artifacts = (
+                " · ".join(
+                    name
+                    for name, present in (
+                        ("transcript", agent_id in match.transcripts),
+                        ("analysis", agent_id in self.session.analyses),
+                    )
+                    if present
+                )
+                or "—"
+            )
+            rows.append(
+                (
+                    agent_id,
+                    info.territory or "—",
+                    show.or_unavailable(info.model),
+                    show.or_unavailable(info.adapter),
+                    show.or_unavailable(info.reasoning_effort),
+                    show.agent_status(state),
+                    show.token_count(state, "input_tokens"),
+                    show.token_count(state, "output_tokens"),
+                    show.cost(state),
+                    artifacts,
+                )
+            )
+        columns = (
+            "agent",
+            "territory",
+            "model",
+            "harness",
+            "reasoning",
+            "outcome",
+            "input",
+            "output",
+            "cost",
+            "artifacts",
+        )
         return _table(columns, rows, id="agents-table")
 
     def _standings_table(self) -> DataTable:
@@ -113,8 +176,17 @@ class ReportScreen(Screen[None]):
         for rank, territory_id in enumerate(world.standings(), 1):
             territory = world.territories[territory_id]
             passed = sum(m.passed for m in territory.milestones.values())
-            rows.append((rank, territory_id, territory.agent or "—", territory.competitor_state,
-                         f"{passed}/{total}", territory.milestone_points, format_clock(territory.durable_at_ms)))
+            rows.append(
+                (
+                    rank,
+                    territory_id,
+                    territory.agent or "—",
+                    territory.competitor_state,
+                    f"{passed}/{total}",
+                    territory.milestone_points,
+                    format_clock(territory.durable_at_ms),
+                )
+            )
         columns = ("rank", "territory", "agent", "state", "milestones", "points", "durable at")
         return _table(columns, rows, id="standings-table")
 

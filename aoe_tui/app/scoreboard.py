@@ -26,8 +26,7 @@ class Scoreboard(Static):
         standings = [t for t in world.standings() if t in self.territory_ids]
         order = standings + [t for t in self.territory_ids if t not in standings]
         name_width = max((len(t) for t in order), default=0)
-        agent_width = max((len(world.territories[t].agent or "") for t in order if t in world.territories),
-                          default=0)
+        agent_width = max((len(world.territories[t].agent or "") for t in order if t in world.territories), default=0)
         lines = []
         for rank, territory_id in enumerate(order, 1):
             territory = world.territories.get(territory_id)
@@ -35,13 +34,15 @@ class Scoreboard(Static):
             points = territory.milestone_points if territory else 0
             statuses = show.milestone_statuses(world, territory_id, self.milestone_ids)
             durable = territory.durable_at_ms if territory else None
-            lines.append(Content.assemble(
-                (f"#{rank} " if points else "   ", "bold"),
-                f"{territory_id:<{name_width}} ",
-                (f"{(territory.agent if territory else '') or '':<{agent_width}} ", "$text-muted"),
-                *[show.milestone_glyph(statuses[m]) for m in self.milestone_ids],
-                f" {points:>3} pts ",
-                show.competitor_state(state),
-                f" at {format_clock(durable)}" if durable is not None else "",
-            ))
+            lines.append(
+                Content.assemble(
+                    (f"#{rank} " if points else "   ", "bold"),
+                    f"{territory_id:<{name_width}} ",
+                    (f"{(territory.agent if territory else '') or '':<{agent_width}} ", "$text-muted"),
+                    *[show.milestone_glyph(statuses[m]) for m in self.milestone_ids],
+                    f" {points:>3} pts ",
+                    show.competitor_state(state),
+                    f" at {format_clock(durable)}" if durable is not None else "",
+                )
+            )
         self.update(Content("\n").join(lines))

@@ -16,8 +16,12 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.store.markers import Marker
 
 MARKER_GLYPHS = {
-    "pass": ("▲", "$success"), "durable": ("◆", "$success bold"), "finish": ("⚑", "$accent bold"),
-    "stall": ("✗", "$error"), "revoked": ("▼", "$error"), "infra": ("!", "$error bold"),
+    "pass": ("▲", "$success"),
+    "durable": ("◆", "$success bold"),
+    "finish": ("⚑", "$accent bold"),
+    "stall": ("✗", "$error"),
+    "revoked": ("▼", "$error"),
+    "infra": ("!", "$error bold"),
     "operator": ("‖", "$accent"),
 }
 # When two markers share a column the stronger one is drawn.
@@ -44,7 +48,11 @@ class TimelineScrubber(Widget, can_focus=False):
 
     def show(self, elapsed_ms: int, duration_ms: int, markers: list[Marker], status: str) -> None:
         changed = (elapsed_ms, duration_ms, status, len(markers)) != (
-            self.elapsed_ms, self.duration_ms, self.status, len(self.markers))
+            self.elapsed_ms,
+            self.duration_ms,
+            self.status,
+            len(self.markers),
+        )
         self.elapsed_ms, self.duration_ms, self.markers, self.status = elapsed_ms, duration_ms, markers, status
         if changed:
             self.refresh()

@@ -33,8 +33,13 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.saved_match import load_match
 
-OUTCOME_STYLE: dict[Outcome, str] = {"won": "bold black on green", "durable": "black on cyan", "lost": "red",
-                                     "forfeit": "black on yellow", "undecided": "dim"}
+OUTCOME_STYLE: dict[Outcome, str] = {
+    "won": "bold black on green",
+    "durable": "black on cyan",
+    "lost": "red",
+    "forfeit": "black on yellow",
+    "undecided": "dim",
+}
 BAR_WIDTH = 24
 LABEL_WIDTH = 40  # at most; a model configuration label is long
 
@@ -48,8 +53,11 @@ def _bar(value: int | None, top: int) -> str:
 
 def chart_content(rows: list[dict], title: str = "wins · durable deployments · cost") -> Content:
     """Horizontal bars per row for wins, durable deployments and cost (n/a rows get no cost bar)."""
-    metrics = [("wins", "wins", "$success", str), ("durable", "durable_deployments", "$accent", str),
-               ("cost", "cost_microusd", "$warning", usd)]
+    metrics = [
+        ("wins", "wins", "$success", str),
+        ("durable", "durable_deployments", "$accent", str),
+        ("cost", "cost_microusd", "$warning", usd),
+    ]
     parts: list = [(f" {title}\n", "bold")]
     width = min(max((len(clean_text(row_label(row))) for row in rows), default=0), LABEL_WIDTH)
     for name, key, style, show in metrics:
@@ -58,8 +66,11 @@ def chart_content(rows: list[dict], title: str = "wins · durable deployments ·
         for row in rows:
             label = clean_text(row_label(row))[:width].ljust(width)
             value = row[key]
-            parts += [f"  {label} ", (_bar(value, top).ljust(BAR_WIDTH), style),
-                      f" {NA if value is None else show(value)}\n"]
+            parts += [
+                f"  {label} ",
+                (_bar(value, top).ljust(BAR_WIDTH), style),
+                f" {NA if value is None else show(value)}\n",
+            ]
     return Content.assemble(*parts)
 
 
@@ -87,9 +98,16 @@ class SeriesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         s = self.series
         requested = s.rounds_requested if s.rounds_requested is not None else "?"
-        yield Static(Content.assemble((" SERIES ", "reverse bold $accent"), " ", literal(s.arena_id),
-                                      f" · {s.decided}/{requested} rounds decided · ", literal(str(s.path))),
-                     id="series-title")
+        yield Static(
+            Content.assemble(
+                (" SERIES ", "reverse bold $accent"),
+                " ",
+                literal(s.arena_id),
+                f" · {s.decided}/{requested} rounds decided · ",
+                literal(str(s.path)),
+            ),
+            id="series-title",
+        )
         with VerticalScroll():
             yield Static(" Standings (recomputed from the round matches)", classes="series-heading")
             standings = LiteralTable(cursor_type="none", zebra_stripes=True, id="series-standings")
@@ -113,8 +131,15 @@ class SeriesScreen(Screen[None]):
                 rounds.add_column(column, key=column)
             for r in s.rounds:
                 seats = ", ".join(f"{agent}@{territory}" for agent, territory in r.seats.items())
-                rounds.add_row(str(r.number), r.state, r.winner or "none", format_clock(r.duration_ms),
-                               r.error or seats, r.path.name, key=str(r.path))
+                rounds.add_row(
+                    str(r.number),
+                    r.state,
+                    r.winner or "none",
+                    format_clock(r.duration_ms),
+                    r.error or seats,
+                    r.path.name,
+                    key=str(r.path),
+                )
             yield rounds
         yield Footer()
 
@@ -141,8 +166,18 @@ class SeriesScreen(Screen[None]):
             self.app.pop_screen()
 
 
-LEADERBOARD = ("model configuration", "rounds", "wins", "durable", "median durable", "milestones", "tokens in",
-               "cost", "cost/durable", "failures")
+LEADERBOARD = (
+    "model configuration",
+    "rounds",
+    "wins",
+    "durable",
+    "median durable",
+    "milestones",
+    "tokens in",
+    "cost",
+    "cost/durable",
+    "failures",
+)
 
 
 class BenchmarkScreen(Screen[None]):
@@ -158,8 +193,16 @@ class BenchmarkScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         b = self.benchmark
-        yield Static(Content.assemble((" BENCHMARK ", "reverse bold $accent"), " ", literal(b.suite_id),
-                                      f" · {len(b.arenas)} arenas · ", literal(str(b.path))), id="series-title")
+        yield Static(
+            Content.assemble(
+                (" BENCHMARK ", "reverse bold $accent"),
+                " ",
+                literal(b.suite_id),
+                f" · {len(b.arenas)} arenas · ",
+                literal(str(b.path)),
+            ),
+            id="series-title",
+        )
         with VerticalScroll():
             yield Static(" Leaderboard by model configuration", classes="series-heading")
             board = LiteralTable(cursor_type="none", zebra_stripes=True, id="benchmark-leaderboard")
@@ -168,8 +211,15 @@ class BenchmarkScreen(Screen[None]):
             for row in b.standings:
                 cells = standing_cells(row)
                 available = row["milestones_available"]
-                board.add_row(cells[0], *cells[2:6], f"{row['milestone_passes']}/{NA if available is None else available}",
-                              cells[7], cells[9], cells[10], failure_text(row["failures"]))
+                board.add_row(
+                    cells[0],
+                    *cells[2:6],
+                    f"{row['milestone_passes']}/{NA if available is None else available}",
+                    cells[7],
+                    cells[9],
+                    cells[10],
+                    failure_text(row["failures"]),
+                )
             yield board
             yield Static(chart_content(b.standings), id="series-chart")
             yield Static(" Arenas (enter opens the arena's series)", classes="series-heading")

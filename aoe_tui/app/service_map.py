@@ -128,8 +128,9 @@ def _draw_box(canvas: Canvas, box: Box, style: str) -> None:
             canvas.put(box.left + dx, box.top + dy, char, style)
 
 
-def render_service_map(visualization: Visualization, width: int, height: int,
-                       node_styles: dict[str, str], node_glyphs: dict[str, str]) -> list[Content]:
+def render_service_map(
+    visualization: Visualization, width: int, height: int, node_styles: dict[str, str], node_glyphs: dict[str, str]
+) -> list[Content]:
     """`node_styles`/`node_glyphs` carry each node's milestone state at the cursor (by node id).
 
     Blank rows above and below the drawing are dropped so a map takes only the lines it needs.

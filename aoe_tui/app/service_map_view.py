@@ -22,8 +22,11 @@ class ServiceMap(Widget):
         self._statuses: dict[str, str] = {}
 
     def show(self, milestone_statuses: dict[str, str]) -> None:
-        statuses = {node.id: milestone_statuses.get(node.milestone, "pending")
-                    for node in self.visualization.nodes if node.milestone}
+        statuses = {
+            node.id: milestone_statuses.get(node.milestone, "pending")
+            for node in self.visualization.nodes
+            if node.milestone
+        }
         if statuses != self._statuses:
             self._statuses = statuses
             self.refresh()
@@ -33,7 +36,9 @@ class ServiceMap(Widget):
 
     def render(self) -> Content:
         lines = render_service_map(
-            self.visualization, self.size.width, MAP_CANVAS_HEIGHT,
+            self.visualization,
+            self.size.width,
+            MAP_CANVAS_HEIGHT,
             node_styles={node: MILESTONE_STYLES[status] for node, status in self._statuses.items()},
             node_glyphs={node: MILESTONE_GLYPHS[status] for node, status in self._statuses.items()},
         )

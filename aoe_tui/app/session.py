@@ -26,8 +26,11 @@ class MatchSession:
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
         self.start_ms = {agent: agent_start_ms(match.events, agent) for agent in match.agents}
         self.tool_calls = {
-            agent: ToolCallIndex(agent_tool_calls(match, agent, self.analyses[agent], self.start_ms[agent])
-                                 if agent in self.analyses else [])
+            agent: ToolCallIndex(
+                agent_tool_calls(match, agent, self.analyses[agent], self.start_ms[agent])
+                if agent in self.analyses
+                else []
+            )
             for agent in match.agents
         }
 

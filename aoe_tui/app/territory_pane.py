@@ -30,8 +30,15 @@ def success_mark(success: bool | None) -> Content:
 class TerritoryPane(Vertical):
     """Parts are separate Statics so a cursor move only repaints the parts whose text changed."""
 
-    def __init__(self, territory_id: str, agent: AgentInfo | None, milestones: list[str],
-                 visualization: Visualization | None, calls: ToolCallIndex, agent_start_ms: int) -> None:
+    def __init__(
+        self,
+        territory_id: str,
+        agent: AgentInfo | None,
+        milestones: list[str],
+        visualization: Visualization | None,
+        calls: ToolCallIndex,
+        agent_start_ms: int,
+    ) -> None:
         super().__init__(id=f"pane-{territory_id}", classes="territory-pane")
         self.territory_id = territory_id
         self.agent = agent
@@ -69,21 +76,33 @@ class TerritoryPane(Vertical):
         if self.visualization is not None and self.visualization.nodes:
             self.query_one(ServiceMap).show(statuses)
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
-        self._set("agent-status", Content.assemble(
-            "agent ", show.styled_agent_status(agent_state),
-            f"\ntokens {show.token_count(agent_state, 'input_tokens')} in / "
-            f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}",
-        ))
-        self._set("activity", self._activity(elapsed_ms, activity_horizon_ms,
-                                            agent_state is not None and agent_state.running))
+        self._set(
+            "agent-status",
+            Content.assemble(
+                "agent ",
+                show.styled_agent_status(agent_state),
+                f"\ntokens {show.token_count(agent_state, 'input_tokens')} in / "
+                f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}",
+            ),
+        )
+        self._set(
+            "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
+        )
 
     def _identity(self, state: str) -> Content:
         agent = self.agent
         return Content.assemble(
-            (agent.agent_id if agent else "no agent", "bold"), "  ", show.competitor_state(state), "\n",
-            "model ", show.or_unavailable(agent.model if agent else None), "\n",
-            "harness ", show.or_unavailable(agent.adapter if agent else None),
-            " · reasoning ", show.or_unavailable(agent.reasoning_effort if agent else None),
+            (agent.agent_id if agent else "no agent", "bold"),
+            "  ",
+            show.competitor_state(state),
+            "\n",
+            "model ",
+            show.or_unavailable(agent.model if agent else None),
+            "\n",
+            "harness ",
+            show.or_unavailable(agent.adapter if agent else None),
+            " · reasoning ",
+            show.or_unavailable(agent.reasoning_effort if agent else None),
         )
 
     def _milestone_matrix(self, world: World, statuses: dict[str, str]) -> Content:
@@ -93,22 +112,38 @@ class TerritoryPane(Vertical):
         for milestone_id in self.milestones:
             status = statuses[milestone_id]
             milestone = territory.milestones.get(milestone_id) if territory else None
-            lines.append(Content.assemble(
-                show.milestone_glyph(status), " ", milestone_id.ljust(width), "  ",
-                (show.milestone_note(milestone, status), show.MILESTONE_STYLES[status]),
-            ))
+            lines.append(
+                Content.assemble(
+                    show.milestone_glyph(status),
+                    " ",
+                    milestone_id.ljust(width),
+                    "  ",
+                    (show.milestone_note(milestone, status), show.MILESTONE_STYLES[status]),
+                )
+            )
         durable = format_clock(territory.durable_at_ms) if territory and territory.durable_at_ms is not None else "—"
-        lines.append(Content.assemble(
-            "points ", (str(territory.milestone_points if territory else 0), "bold"), " · durable ",
-            (durable, "$success bold" if durable != "—" else ""),
-        ))
+        lines.append(
+            Content.assemble(
+                "points ",
+                (str(territory.milestone_points if territory else 0), "bold"),
+                " · durable ",
+                (durable, "$success bold" if durable != "—" else ""),
+            )
+        )
         return Content("\n").join(lines)
 
     def _activity(self, elapsed_ms: int, horizon_ms: int, running: bool) -> Content:
-        lines = [Content.assemble(
-            (format_clock(call.at_ms), "$text-muted"), " ", (call.kind.ljust(11), KIND_STYLES.get(call.kind, "")),
-            success_mark(call.success), " ", show.first_line(call.description or call.command, 120),
-        ) for call in self.calls.latest(horizon_ms, LATEST_CALLS)]
+        lines = [
+            Content.assemble(
+                (format_clock(call.at_ms), "$text-muted"),
+                " ",
+                (call.kind.ljust(11), KIND_STYLES.get(call.kind, "")),
+                success_mark(call.success),
+                " ",
+                show.first_line(call.description or call.command, 120),
+            )
+            for call in self.calls.latest(horizon_ms, LATEST_CALLS)
+        ]
         quiet = self.calls.quiet_ms(elapsed_ms, self.agent_start_ms)
         if running and quiet >= QUIET_AFTER_MS:
             lines.append(Content.styled(f"no observable tool activity for {format_clock(quiet)}", "$warning"))

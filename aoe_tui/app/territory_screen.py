@@ -40,8 +40,15 @@ def _log_lines(path: Path, count: int) -> list[Content]:
 class TerritoryScreen(Screen[None]):
     BINDINGS = [Binding("escape,q,d", "app.pop_screen", "Back")]
 
-    def __init__(self, territory_id: str, agent_id: str | None, milestone_ids: list[str], match_dir: Path,
-                 world: Callable[[], World], ssh_command: str) -> None:
+    def __init__(
+        self,
+        territory_id: str,
+        agent_id: str | None,
+        milestone_ids: list[str],
+        match_dir: Path,
+        world: Callable[[], World],
+        ssh_command: str,
+    ) -> None:
         super().__init__()
         self.territory_id, self.agent_id, self.milestone_ids = territory_id, agent_id, milestone_ids
         self.match_dir, self.world, self.ssh_command = Path(match_dir), world, ssh_command
@@ -60,16 +67,23 @@ class TerritoryScreen(Screen[None]):
         world = self.world()
         territory = world.territories.get(self.territory_id)
         state = territory.competitor_state if territory else "preparing"
-        self.query_one("#drill-title", Static).update(Content.assemble(
-            (f" {self.territory_id} ", "reverse bold $accent"), "  ", show.competitor_state(state),
-            f"  {territory.milestone_points if territory else 0} pts  agent {self.agent_id or '—'}"))
+        self.query_one("#drill-title", Static).update(
+            Content.assemble(
+                (f" {self.territory_id} ", "reverse bold $accent"),
+                "  ",
+                show.competitor_state(state),
+                f"  {territory.milestone_points if territory else 0} pts  agent {self.agent_id or '—'}",
+            )
+        )
         layout = MatchLayout(self.match_dir)
         agent, console = layout.agent(self.agent_id or ""), layout.territory(self.territory_id).console_log
         sections = [
             _section("Attach by hand", [Content(self.ssh_command)]),
             _section("Milestones", self._milestones(world)),
-            _section(f"Console (last {CONSOLE_LINES} lines of {console.relative_to(self.match_dir)})",
-                     _log_lines(console, CONSOLE_LINES)),
+            _section(
+                f"Console (last {CONSOLE_LINES} lines of {console.relative_to(self.match_dir)})",
+                _log_lines(console, CONSOLE_LINES),
+            ),
             _section(f"Agent stdout (last {AGENT_LINES} lines)", _log_lines(agent.stdout, AGENT_LINES)),
             _section(f"Agent stderr (last {AGENT_LINES} lines)", _log_lines(agent.stderr, AGENT_LINES)),
         ]
@@ -81,12 +95,26 @@ class TerritoryScreen(Screen[None]):
         lines = []
         for milestone_id in self.milestone_ids:
             milestone = territory.milestones.get(milestone_id) if territory else None
-            lines.append(Content.assemble(show.milestone_glyph(statuses[milestone_id]), " ", (milestone_id, "bold"),
-                                          "  ", (statuses[milestone_id], show.MILESTONE_STYLES[statuses[milestone_id]])))
+            lines.append(
+                Content.assemble(
+                    show.milestone_glyph(statuses[milestone_id]),
+                    " ",
+                    (milestone_id, "bold"),
+                    "  ",
+                    (statuses[milestone_id], show.MILESTONE_STYLES[statuses[milestone_id]]),
+                )
+            )
             if milestone is not None and milestone.evidence is not None:
                 evidence = json.dumps(milestone.evidence, ensure_ascii=False)
-                lines.append(Content.assemble("    evidence ", (show.first_line(evidence, EVIDENCE_CHARS), "$text-muted")))
+                lines.append(
+                    Content.assemble("    evidence ", (show.first_line(evidence, EVIDENCE_CHARS), "$text-muted"))
+                )
             if milestone is not None and milestone.failure_detail:
-                lines.append(Content.assemble("    last failure ", (f"({milestone.failure_category}) ", "$error"),
-                                              show.first_line(milestone.failure_detail, EVIDENCE_CHARS)))
+                lines.append(
+                    Content.assemble(
+                        "    last failure ",
+                        (f"({milestone.failure_category}) ", "$error"),
+                        show.first_line(milestone.failure_detail, EVIDENCE_CHARS),
+                    )
+                )
         return lines

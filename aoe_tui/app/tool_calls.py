@@ -40,8 +40,14 @@ class ToolCall:
     def detail_json(self) -> dict[str, Any]:
         """Everything known about the call, full input and output when the transcript has them."""
         detail: dict[str, Any] = {
-            "agent": self.agent, "index": self.index, "at_ms": self.at_ms, "duration_ms": self.duration_ms,
-            "kind": self.kind, "description": self.description, "command": self.command, "success": self.success,
+            "agent": self.agent,
+            "index": self.index,
+            "at_ms": self.at_ms,
+            "duration_ms": self.duration_ms,
+            "kind": self.kind,
+            "description": self.description,
+            "command": self.command,
+            "success": self.success,
         }
         if self.entry is not None:
             detail["tool"] = self.entry.model_dump(mode="json", exclude_none=True)
@@ -65,21 +71,32 @@ def _command_of(entry: ToolTraceEntry | None) -> str:
 
 
 def _call(agent_id: str, start_ms: int, action: AnalysisAction, entry: ToolTraceEntry | None) -> ToolCall:
-    started = action.started_after_ms if action.started_after_ms is not None else (
-        entry.started_after_ms if entry is not None else None) or 0
+    started = (
+        action.started_after_ms
+        if action.started_after_ms is not None
+        else (entry.started_after_ms if entry is not None else None) or 0
+    )
     return ToolCall(
-        agent=agent_id, index=action.index, at_ms=start_ms + started, duration_ms=action.duration_ms,
-        kind=str(action.kind), description=action.description or (entry.name if entry else "") or "",
-        command=action.command or _command_of(entry), success=action.success,
-        output_excerpt=action.output_excerpt or "", entry=entry,
+        agent=agent_id,
+        index=action.index,
+        at_ms=start_ms + started,
+        duration_ms=action.duration_ms,
+        kind=str(action.kind),
+        description=action.description or (entry.name if entry else "") or "",
+        command=action.command or _command_of(entry),
+        success=action.success,
+        output_excerpt=action.output_excerpt or "",
+        entry=entry,
     )
 
 
 def agent_tool_calls(match: SavedMatch, agent_id: str, analysis: Analysis, start_ms: int) -> list[ToolCall]:
     """Calls sorted by match time; the analysis decides which calls were observable."""
     trace = match.tool_trace(agent_id)
-    calls = [_call(agent_id, start_ms, action, trace[action.index] if 0 <= action.index < len(trace) else None)
-             for action in analysis.actions]
+    calls = [
+        _call(agent_id, start_ms, action, trace[action.index] if 0 <= action.index < len(trace) else None)
+        for action in analysis.actions
+    ]
     return sorted(calls, key=lambda call: (call.at_ms, call.index))
 
 
@@ -100,7 +117,7 @@ class ToolCallIndex:
 
     def latest(self, elapsed_ms: int, limit: int) -> list[ToolCall]:
         count = self.count_at(elapsed_ms)
-        return self.calls[max(count - limit, 0):count]
+        return self.calls[max(count - limit, 0) : count]
 
     def quiet_ms(self, elapsed_ms: int, since_ms: int) -> int:
         """How long nothing observable happened before `elapsed_ms` (since the agent started if never)."""

@@ -16,8 +16,14 @@ COLUMNS = {"time": 5, "kind": 10, "ok": 2, "description": 36, "command": 48, "ou
 
 def call_cells(call: ToolCall) -> tuple[str, ...]:
     ok = "?" if call.success is None else ("✓" if call.success else "✗")
-    return (format_clock(call.at_ms), call.kind, ok, first_line(call.description, 36),
-            first_line(call.command, 48), first_line(call.output_excerpt, 80))
+    return (
+        format_clock(call.at_ms),
+        call.kind,
+        ok,
+        first_line(call.description, 36),
+        first_line(call.command, 48),
+        first_line(call.output_excerpt, 80),
+    )
 
 
 class ToolFeed(LiteralTable):

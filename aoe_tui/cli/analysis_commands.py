@@ -42,7 +42,9 @@ def analysis_lines(agent: str, analysis: Analysis, source: str) -> list[str]:
             what = what[:COMMAND_PREVIEW_CHARS] + "…"
         label = f"{action.description} — " if action.description else ""
         flags = f"  [tampering: {', '.join(action.tampering)}]" if action.tampering else ""
-        lines.append(f"    {format_clock(action.started_after_ms):>5}  {action.kind.value:<10}  {mark}  {label}{what}{flags}")
+        lines.append(
+            f"    {format_clock(action.started_after_ms):>5}  {action.kind.value:<10}  {mark}  {label}{what}{flags}"
+        )
     return lines
 
 
@@ -50,8 +52,11 @@ def analyze_command(args: argparse.Namespace) -> int:
     match = load_match(args.path)
     analyses = match_analyses(match)
     if args.json:
-        print(json.dumps({agent: a.model_dump(mode="json") for agent, (a, _) in analyses.items()},
-                         indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {agent: a.model_dump(mode="json") for agent, (a, _) in analyses.items()}, indent=2, ensure_ascii=False
+            )
+        )
         return 0
     if not analyses:
         print(f"{match.name}: no agent transcripts or analyses in this match")

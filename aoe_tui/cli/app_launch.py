@@ -62,6 +62,8 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
         print("no match was started", flush=True)
     else:
         world = runner.world
-        print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
-              f"open it with `aoe replay {output}`)")
+        print(
+            f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
+            f"open it with `aoe replay {output}`)"
+        )
     return 0 if app.stopped_by_signal is None else exit_status(app.stopped_by_signal)

@@ -21,7 +21,10 @@ def validate_command(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     arena = subparsers.add_parser("arena", help="author arenas: check an arena folder")
     commands = arena.add_subparsers(dest="arena_command", required=True, metavar="ARENA_COMMAND")
-    p = commands.add_parser("validate", help="check a whole arena folder (manifest, every referenced file, "
-                                              "executable verifiers, visualization tied to milestones)")
+    p = commands.add_parser(
+        "validate",
+        help="check a whole arena folder (manifest, every referenced file, "
+        "executable verifiers, visualization tied to milestones)",
+    )
     p.add_argument("directory", type=Path, help="the arena folder (or its arena.toml)")
     p.set_defaults(handler=validate_command)

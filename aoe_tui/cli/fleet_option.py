@@ -11,6 +11,11 @@ from pathlib import Path
 
 
 def add_fleet_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--agents", type=Path, default=None, metavar="FLEET.toml",
-                   help="play these agents instead of the arena's: a TOML of [[agents]] tables only, "
-                        "e.g. arenas/first-build/fleets/real-models.toml (the contest stays the same)")
+    p.add_argument(
+        "--agents",
+        type=Path,
+        default=None,
+        metavar="FLEET.toml",
+        help="play these agents instead of the arena's: a TOML of [[agents]] tables only, "
+        "e.g. arenas/first-build/fleets/real-models.toml (the contest stays the same)",
+    )

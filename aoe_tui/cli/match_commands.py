@@ -83,9 +83,15 @@ def info(args: argparse.Namespace) -> int:
 def info_json(match: SavedMatch) -> dict:
     world = match.world
     return {
-        "name": match.name, "shape": match.shape, "arena": match.arena_name,
-        "territories": list(world.territories), "winner": world.winner, "match_state": world.match_state,
-        "duration_ms": world.elapsed_ms, "events": len(match.events), "has_timeline": match.has_timeline,
+        "name": match.name,
+        "shape": match.shape,
+        "arena": match.arena_name,
+        "territories": list(world.territories),
+        "winner": world.winner,
+        "match_state": world.match_state,
+        "duration_ms": world.elapsed_ms,
+        "events": len(match.events),
+        "has_timeline": match.has_timeline,
         "skipped": [{"file": name, "reason": reason} for name, reason in match.skipped_files()],
     }
 
@@ -93,17 +99,25 @@ def info_json(match: SavedMatch) -> dict:
 def validate(args: argparse.Namespace) -> int:
     manifest, problems = checked_manifest(Path(args.manifest), args.agents)
     if args.json:
-        _print_json({"manifest": str(args.manifest), "valid": not problems,
-                     "problems": [{"file": str(p.file), "path": p.problem.path, "message": p.problem.message}
-                                  for p in problems]})
+        _print_json(
+            {
+                "manifest": str(args.manifest),
+                "valid": not problems,
+                "problems": [
+                    {"file": str(p.file), "path": p.problem.path, "message": p.problem.message} for p in problems
+                ],
+            }
+        )
     elif problems:
         for problem in problems:
             print(problem)
     else:
         assert manifest is not None
         fleet = f", agents from {args.agents}" if args.agents is not None else ""
-        print(f"{args.manifest}: valid ({manifest.arena.id}, {len(manifest.territories)} territories, "
-              f"{len(manifest.build.milestones) if manifest.build else 0} milestones{fleet})")
+        print(
+            f"{args.manifest}: valid ({manifest.arena.id}, {len(manifest.territories)} territories, "
+            f"{len(manifest.build.milestones) if manifest.build else 0} milestones{fleet})"
+        )
     return 1 if problems else 0
 
 

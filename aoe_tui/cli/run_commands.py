@@ -43,20 +43,33 @@ def real_runner(args: argparse.Namespace, manifest_path: Path) -> MatchRunner:
         raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
     manifest = load_manifest(manifest_path, args.agents)
     output = args.output if args.output is not None else default_output(manifest)
-    return MatchRunner(manifest_path, output, LibvirtProvider(args.uri, args.base_port), ProcessLauncher(),
-                       drain_seconds=args.drain_seconds, manifest=manifest)
+    return MatchRunner(
+        manifest_path,
+        output,
+        LibvirtProvider(args.uri, args.base_port),
+        ProcessLauncher(),
+        drain_seconds=args.drain_seconds,
+        manifest=manifest,
+    )
 
 
 def add_runner_options(p: argparse.ArgumentParser) -> None:
     add_fleet_option(p)
-    p.add_argument("--output", type=Path,
-                   help="match directory to create (default: ./matches/<arena>-<UTC timestamp>)")
-    p.add_argument("--drain-seconds", type=float, default=None,
-                   help="post-match drain for unfinished agents (default: the manifest's rules)")
+    p.add_argument("--output", type=Path, help="match directory to create (default: ./matches/<arena>-<UTC timestamp>)")
+    p.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=None,
+        help="post-match drain for unfinished agents (default: the manifest's rules)",
+    )
     p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
-    p.add_argument("--base-port", type=int, default=None,
-                   help="first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service) "
-                        f"(default: the first free block at or above {DEFAULT_BASE_PORT}, recorded in ports.json)")
+    p.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        help="first loopback port; territory i uses base+2i (ssh) and base+2i+1 (service) "
+        f"(default: the first free block at or above {DEFAULT_BASE_PORT}, recorded in ports.json)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
     if signum is not None:
         print(f"aoe: match aborted: {runner.stop_reason}; every guest destroyed; record: {output}", file=sys.stderr)
         return exit_status(signum)
-    print(f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
-          f"open it with `aoe replay {output}`)")
+    print(
+        f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
+        f"open it with `aoe replay {output}`)"
+    )
     return 0 if world.match_state == "finished" else 1
 
 

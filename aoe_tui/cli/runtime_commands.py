@@ -63,8 +63,10 @@ def vm_ssh_command(args: argparse.Namespace) -> int:
 
 def vm_down_command(args: argparse.Namespace) -> int:
     was_running = asyncio.run(vm_down(args.name, purge=args.purge))
-    print(f"vm {args.name}: {'destroyed' if was_running else 'was not running'}"
-          f"{'; disk and keys deleted' if args.purge else '; disk kept for the next `aoe vm up`'}")
+    print(
+        f"vm {args.name}: {'destroyed' if was_running else 'was not running'}"
+        f"{'; disk and keys deleted' if args.purge else '; disk kept for the next `aoe vm up`'}"
+    )
     return 0
 
 
@@ -79,8 +81,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--clean", action="store_true", help="destroy leftover aoe-* VMs from crashed runs")
     doctor.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
-    doctor.add_argument("--base-port", type=int, default=None,
-                        help="check this block of forwarded ports (default: that some free block exists)")
+    doctor.add_argument(
+        "--base-port",
+        type=int,
+        default=None,
+        help="check this block of forwarded ports (default: that some free block exists)",
+    )
     doctor.add_argument("--territories", type=int, default=3, help="how many territories' ports to check")
     doctor.set_defaults(handler=doctor_command)
 

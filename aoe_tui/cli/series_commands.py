@@ -56,13 +56,21 @@ def real_round_factory(args: argparse.Namespace, manifest_path: Path) -> RunnerF
         raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
 
     def make(plan: RoundPlan) -> MatchRunner:
-        return MatchRunner(manifest_path, plan.output, LibvirtProvider(args.uri), ProcessLauncher(),
-                           drain_seconds=args.drain_seconds, manifest=plan.manifest)
+        return MatchRunner(
+            manifest_path,
+            plan.output,
+            LibvirtProvider(args.uri),
+            ProcessLauncher(),
+            drain_seconds=args.drain_seconds,
+            manifest=plan.manifest,
+        )
+
     return make
 
 
 def narrated(factory: RunnerFactory) -> RunnerFactory:
     """Headless: every round's meaningful events as lines, prefixed with the round (`[r2]`)."""
+
     def make(plan: RoundPlan) -> MatchRunner:
         runner = factory(plan)
         narrator = Narrator()
@@ -71,8 +79,10 @@ def narrated(factory: RunnerFactory) -> RunnerFactory:
             line = narrator.line(update)
             if line is not None:
                 print(f"[r{plan.number}] {line}", flush=True)
+
         runner.subscribe(show)
         return runner
+
     return make
 
 
@@ -88,6 +98,7 @@ def run_unattended(runner: Any, finished: Callable[[], str]) -> int:
         def on_signal(signum: int) -> None:
             if runner.request_stop(stop_reason(signum)):
                 received.append(signum)
+
         with stop_on_signals(on_signal):
             await runner.run()
 
@@ -102,29 +113,57 @@ def run_unattended(runner: Any, finished: Callable[[], str]) -> int:
 
 def series(args: argparse.Namespace) -> int:
     if not args.headless:
-        raise AoeError("aoe series runs headless for now: add --headless (open the folder afterwards with "
-                       "`aoe replay DIR`)")
+        raise AoeError(
+            "aoe series runs headless for now: add --headless (open the folder afterwards with `aoe replay DIR`)"
+        )
     output = args.output if args.output is not None else SERIES_DIR / load_manifest(args.manifest).arena.id
-    runner = SeriesRunner(args.manifest, output, narrated(real_round_factory(args, args.manifest)),
-                          rounds=args.rounds, fresh=args.fresh, replays=args.replays, report=_say)
-    return run_unattended(runner, lambda: f"series folder: {output}  (standings: `aoe standings {output}`; "
-                                          f"open it with `aoe replay {output}`)")
+    runner = SeriesRunner(
+        args.manifest,
+        output,
+        narrated(real_round_factory(args, args.manifest)),
+        rounds=args.rounds,
+        fresh=args.fresh,
+        replays=args.replays,
+        report=_say,
+    )
+    return run_unattended(
+        runner,
+        lambda: f"series folder: {output}  (standings: `aoe standings {output}`; open it with `aoe replay {output}`)",
+    )
 
 
 def benchmark(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else BENCHMARK_DIR / read_suite(args.suite)[0].suite.id
-    runner = BenchmarkRunner(args.suite, output, lambda manifest: narrated(real_round_factory(args, manifest)),
-                             fresh=args.fresh, replays=args.replays, report=_say)
-    return run_unattended(runner, lambda: f"benchmark folder: {output}  (standings: `aoe standings {output}`; "
-                                          f"open it with `aoe replay {output}`)")
+    runner = BenchmarkRunner(
+        args.suite,
+        output,
+        lambda manifest: narrated(real_round_factory(args, manifest)),
+        fresh=args.fresh,
+        replays=args.replays,
+        report=_say,
+    )
+    return run_unattended(
+        runner,
+        lambda: (
+            f"benchmark folder: {output}  (standings: `aoe standings {output}`; open it with `aoe replay {output}`)"
+        ),
+    )
 
 
 def _add_unattended_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--replays", type=int, default=DEFAULT_REPLAYS,
-                   help="replays of a round in which an agent was unavailable through no fault of its own "
-                        f"(default {DEFAULT_REPLAYS}); then its seat forfeits")
-    p.add_argument("--drain-seconds", type=float, default=None,
-                   help="post-match drain for unfinished agents (default: the manifest's rules)")
+    p.add_argument(
+        "--replays",
+        type=int,
+        default=DEFAULT_REPLAYS,
+        help="replays of a round in which an agent was unavailable through no fault of its own "
+        f"(default {DEFAULT_REPLAYS}); then its seat forfeits",
+    )
+    p.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=None,
+        help="post-match drain for unfinished agents (default: the manifest's rules)",
+    )
     p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
 
 
@@ -132,20 +171,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("series", help="race one manifest for several rounds with seat rotation (resumable)")
     p.add_argument("manifest", type=Path, help="arena manifest, e.g. arenas/first-build/arena.toml")
     p.add_argument("--rounds", type=int, default=None, help="rounds to play (default: one per territory)")
-    p.add_argument("--output", type=Path, default=None,
-                   help="series folder (default ./series/<arena_id>); re-running the same command resumes it")
-    p.add_argument("--fresh", action="store_true",
-                   help="start over: the existing series folder is kept as <folder>.previous-N")
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="series folder (default ./series/<arena_id>); re-running the same command resumes it",
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="start over: the existing series folder is kept as <folder>.previous-N"
+    )
     p.add_argument("--headless", action="store_true", help="no TUI: one line per round and meaningful event")
     _add_unattended_options(p)
     p.set_defaults(handler=series)
 
     p = subparsers.add_parser("benchmark", help="run a benchmark suite: one series per arena, headless (resumable)")
     p.add_argument("suite", type=Path, help="suite TOML, e.g. suites/first-build.toml")
-    p.add_argument("--output", type=Path, default=None,
-                   help="benchmark folder (default ./benchmark/<suite_id>); re-running the same command resumes it")
-    p.add_argument("--fresh", action="store_true",
-                   help="start over: the existing benchmark folder is kept as <folder>.previous-N")
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="benchmark folder (default ./benchmark/<suite_id>); re-running the same command resumes it",
+    )
+    p.add_argument(
+        "--fresh", action="store_true", help="start over: the existing benchmark folder is kept as <folder>.previous-N"
+    )
     _add_unattended_options(p)
     p.set_defaults(handler=benchmark)
 

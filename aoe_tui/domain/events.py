@@ -245,17 +245,39 @@ class UnknownEvent(EventBase):
 
 
 KNOWN_EVENTS: tuple[type[EventBase], ...] = (
-    MatchStateChanged, TerritoryRegistered, AgentStarted, CompetitorStateChanged,
-    MilestoneEvaluationStarted, MilestonePassed, MilestoneFailed, MilestoneRevoked,
-    DurableDeploymentCompleted, UsageCharged, UsageRejected, MatchFinished, PostMatchDrainStarted,
-    AgentFinished, AgentInterrupted, AgentOutraced, AgentTerminated, PostMatchDrainFinished,
-    TerritoryStateChanged, HealthObserved, ResourcesChanged, TerritoryEliminated,
-    InfrastructureFailure, MatchPaused, MatchResumed, MilestonePaused, MilestoneResumed,
+    MatchStateChanged,
+    TerritoryRegistered,
+    AgentStarted,
+    CompetitorStateChanged,
+    MilestoneEvaluationStarted,
+    MilestonePassed,
+    MilestoneFailed,
+    MilestoneRevoked,
+    DurableDeploymentCompleted,
+    UsageCharged,
+    UsageRejected,
+    MatchFinished,
+    PostMatchDrainStarted,
+    AgentFinished,
+    AgentInterrupted,
+    AgentOutraced,
+    AgentTerminated,
+    PostMatchDrainFinished,
+    TerritoryStateChanged,
+    HealthObserved,
+    ResourcesChanged,
+    TerritoryEliminated,
+    InfrastructureFailure,
+    MatchPaused,
+    MatchResumed,
+    MilestonePaused,
+    MilestoneResumed,
     MilestoneRetryRequested,
 )
 EVENT_CLASSES: dict[str, type[EventBase]] = {cls.model_fields["kind"].default: cls for cls in KNOWN_EVENTS}
-OPERATOR_KINDS = frozenset({"match_paused", "match_resumed", "milestone_paused", "milestone_resumed",
-                            "milestone_retry_requested"})
+OPERATOR_KINDS = frozenset(
+    {"match_paused", "match_resumed", "milestone_paused", "milestone_resumed", "milestone_retry_requested"}
+)
 
 
 def _kind_tag(value: Any) -> str:
@@ -265,8 +287,10 @@ def _kind_tag(value: Any) -> str:
 
 # Built at import time from EVENT_CLASSES, so it is a value to pydantic and `Any` to a type checker.
 _EVENT_UNION: Any = Annotated[
-    Union[tuple(Annotated[cls, Tag(kind)] for kind, cls in EVENT_CLASSES.items())
-          + (Annotated[UnknownEvent, Tag("unknown")],)],
+    Union[
+        tuple(Annotated[cls, Tag(kind)] for kind, cls in EVENT_CLASSES.items())
+        + (Annotated[UnknownEvent, Tag("unknown")],)
+    ],
     Discriminator(_kind_tag),
 ]
 EVENT_ADAPTER: TypeAdapter[EventBase] = TypeAdapter(_EVENT_UNION)

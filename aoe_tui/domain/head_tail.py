@@ -27,7 +27,7 @@ class HeadTail:
             self.head += chunk[:room]
             chunk = chunk[room:]
         if chunk:
-            self.tail += chunk[-self.tail_limit:] if self.tail_limit else b""
+            self.tail += chunk[-self.tail_limit :] if self.tail_limit else b""
             del self.tail[: max(len(self.tail) - self.tail_limit, 0)]
 
     @property

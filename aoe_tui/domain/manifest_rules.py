@@ -114,6 +114,7 @@ def _id_checks(group: str, items: Callable[[Manifest], list]) -> Callable[[Manif
             if item.id in seen:
                 add(f"{path}.id", f"duplicate id '{item.id}'")
             seen.add(item.id)
+
     return check
 
 
@@ -180,8 +181,10 @@ def _check_milestone_timeouts(manifest: Manifest, add: Add) -> None:
     duration = manifest.rules.duration_seconds
     for index, milestone in enumerate(manifest.build.milestones if manifest.build else []):
         if not 1 <= milestone.timeout_seconds <= duration:
-            add(f"build.milestones[{index}].timeout_seconds",
-                f"must be between 1 and rules.duration_seconds ({duration})")
+            add(
+                f"build.milestones[{index}].timeout_seconds",
+                f"must be between 1 and rules.duration_seconds ({duration})",
+            )
 
 
 def _cycle_members(milestones) -> list[str]:

@@ -54,7 +54,7 @@ class ProvisionedFile(_Strict):
     @classmethod
     def _mode(cls, mode: str) -> str:
         if not MODE.match(mode):
-            raise ValueError(f"mode {mode!r} must be octal permissions like \"0644\"")
+            raise ValueError(f'mode {mode!r} must be octal permissions like "0644"')
         return mode
 
 
@@ -97,4 +97,4 @@ class Provisioning(_Strict):
 
     def sources(self) -> list[str]:
         """Every arena file this provisioning reads, in a stable order (for the digest and validation)."""
-        return ([f.source for f in self.files] + [d.sql for d in self.databases] + [u.source for u in self.units])
+        return [f.source for f in self.files] + [d.sql for d in self.databases] + [u.source for u in self.units]

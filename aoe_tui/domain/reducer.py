@@ -134,8 +134,14 @@ def _match_finished(world: World, e: ev.MatchFinished) -> None:
         world.match_state = "finished"
 
 
-def _end_agent(world: World, agent_id: str, terminal_state: str, successful: bool | None,
-               failure_source: str | None, detail: str | None) -> None:
+def _end_agent(
+    world: World,
+    agent_id: str,
+    terminal_state: str,
+    successful: bool | None,
+    failure_source: str | None,
+    detail: str | None,
+) -> None:
     agent = _agent(world, agent_id)
     agent.running = False
     agent.successful = successful

@@ -38,7 +38,7 @@ def clean_text(text: Any, limit: int = DEFAULT_LIMIT) -> str:
     # Only the ends can be kept: a megabyte output is not scanned whole (the count stays exact).
     dropped = max(len(text) - 4 * limit - 2, 0)
     if dropped:
-        text = text[: 2 * limit + 1] + text[len(text) - 2 * limit - 1:]
+        text = text[: 2 * limit + 1] + text[len(text) - 2 * limit - 1 :]
     text = _SEQUENCES.sub("", text)
     text = _CARRIAGE_RETURN.sub("\n", text)
     text = _CONTROLS.sub("", text)

@@ -132,9 +132,11 @@ class World(WorldModel):
 
     def standings(self) -> list[str]:
         """Territory ids, best first: durable, earliest durable, points, passes."""
+
         def key(item: tuple[str, TerritoryState]):
             tid, t = item
             passes = sum(m.passed for m in t.milestones.values())
             durable = t.durable_at_ms is not None
             return (not durable, t.durable_at_ms or 0, -t.milestone_points, -passes, tid)
+
         return [tid for tid, _ in sorted(self.territories.items(), key=key)]

@@ -42,9 +42,17 @@ class AgentHandle(Protocol):
 class ScriptedAgent:
     """An agent that finishes at a given time of an injected clock, with a given result."""
 
-    def __init__(self, agent_id: str, territory_id: str, now: Callable[[], float], finishes_at: float | None,
-                 status: str = "completed", summary: str = "done", units_per_second: float = 1.0,
-                 obeys_stop: bool = True) -> None:
+    def __init__(
+        self,
+        agent_id: str,
+        territory_id: str,
+        now: Callable[[], float],
+        finishes_at: float | None,
+        status: str = "completed",
+        summary: str = "done",
+        units_per_second: float = 1.0,
+        obeys_stop: bool = True,
+    ) -> None:
         self.agent_id = agent_id
         self.territory_id = territory_id
         self._now = now
@@ -75,8 +83,13 @@ class ScriptedAgent:
     def result(self) -> AgentResult | None:
         if not self.exited or self.killed:
             return None
-        return AgentResult(agent=self.agent_id, territory=self.territory_id, status=self.status,
-                           summary=self.summary, usage=self.usage())
+        return AgentResult(
+            agent=self.agent_id,
+            territory=self.territory_id,
+            status=self.status,
+            summary=self.summary,
+            usage=self.usage(),
+        )
 
     async def suspend(self) -> None:
         self.suspended = True

@@ -48,8 +48,15 @@ FactoryFor = Callable[[Path], RunnerFactory]
 
 
 class BenchmarkRunner(Stoppable):
-    def __init__(self, suite_path: Path, output: Path, factory_for: FactoryFor, fresh: bool = False,
-                 replays: int = DEFAULT_REPLAYS, report: Report = print) -> None:
+    def __init__(
+        self,
+        suite_path: Path,
+        output: Path,
+        factory_for: FactoryFor,
+        fresh: bool = False,
+        replays: int = DEFAULT_REPLAYS,
+        report: Report = print,
+    ) -> None:
         self.suite_path = Path(suite_path)
         self.suite, arenas = read_suite(self.suite_path)
         self.output = Path(output)
@@ -60,10 +67,15 @@ class BenchmarkRunner(Stoppable):
         self.plan = []
         for index, (manifest_path, rounds) in enumerate(arenas, 1):
             manifest = load_manifest(manifest_path)
-            self.plan.append({"arena_id": manifest.arena.id, "manifest": str(manifest_path),
-                              "compatibility_key": compatibility_key_of(manifest, manifest_path),
-                              "rounds": rounds or len(manifest.territories),
-                              "output": str(self.output / arena_dir_name(index, manifest.arena.id))})
+            self.plan.append(
+                {
+                    "arena_id": manifest.arena.id,
+                    "manifest": str(manifest_path),
+                    "compatibility_key": compatibility_key_of(manifest, manifest_path),
+                    "rounds": rounds or len(manifest.territories),
+                    "output": str(self.output / arena_dir_name(index, manifest.arena.id)),
+                }
+            )
         self.checkpoint: dict[str, Any] = {}
         self.current: SeriesRunner | None = None
 
@@ -98,33 +110,50 @@ class BenchmarkRunner(Stoppable):
             existing = None
         if existing is not None:
             self._check_compatible(existing)
-            self.report(f"resuming benchmark {self.suite.suite.id} in {self.output}: "
-                        f"{existing['arenas_completed']}/{len(self.plan)} arenas complete (kept)")
+            self.report(
+                f"resuming benchmark {self.suite.suite.id} in {self.output}: "
+                f"{existing['arenas_completed']}/{len(self.plan)} arenas complete (kept)"
+            )
         elif self.output.exists() and any(self.output.iterdir()):
             raise AoeError(f"{self.output}: exists and holds no {BENCHMARK_FILE}; choose another --output")
         else:
             self.output.mkdir(parents=True, exist_ok=True)
             self.report(f"benchmark {self.suite.suite.id}: {len(self.plan)} arenas into {self.output}")
-        self.checkpoint = {"schema_version": BENCHMARK_SCHEMA, "suite_id": self.suite.suite.id,
-                           "arenas_requested": len(self.plan), "arenas_completed": 0, "plan": self.plan,
-                           "arenas": [], "standings": []}
+        self.checkpoint = {
+            "schema_version": BENCHMARK_SCHEMA,
+            "suite_id": self.suite.suite.id,
+            "arenas_requested": len(self.plan),
+            "arenas_completed": 0,
+            "plan": self.plan,
+            "arenas": [],
+            "standings": [],
+        }
         self._update()
 
     def _check_compatible(self, existing: dict[str, Any]) -> None:
         planned = {(e.get("arena_id"), e.get("output")): e.get("compatibility_key") for e in existing.get("plan", [])}
         if existing.get("suite_id") != self.suite.suite.id or len(planned) != len(self.plan):
-            raise AoeError(f"{self.path}: cannot resume, it holds suite {existing.get('suite_id')!r} with "
-                           f"{len(planned)} arenas; rerun with --fresh or choose another --output")
+            raise AoeError(
+                f"{self.path}: cannot resume, it holds suite {existing.get('suite_id')!r} with "
+                f"{len(planned)} arenas; rerun with --fresh or choose another --output"
+            )
         for entry in self.plan:
             if planned.get((entry["arena_id"], entry["output"])) != entry["compatibility_key"]:
-                raise AoeError(f"{self.path}: cannot resume, arena {entry['arena_id']} changed since the benchmark "
-                               f"began (its compatibility key differs); rerun with --fresh (the old one is kept)")
+                raise AoeError(
+                    f"{self.path}: cannot resume, arena {entry['arena_id']} changed since the benchmark "
+                    f"began (its compatibility key differs); rerun with --fresh (the old one is kept)"
+                )
 
     async def _play_arena(self, entry: dict[str, Any]) -> None:
         arena_id = entry["arena_id"]
-        series = SeriesRunner(Path(entry["manifest"]), Path(entry["output"]), self.factory_for(Path(entry["manifest"])),
-                              rounds=entry["rounds"], replays=self.replays,
-                              report=lambda line: self.report(f"[{arena_id}] {line}"))
+        series = SeriesRunner(
+            Path(entry["manifest"]),
+            Path(entry["output"]),
+            self.factory_for(Path(entry["manifest"])),
+            rounds=entry["rounds"],
+            replays=self.replays,
+            report=lambda line: self.report(f"[{arena_id}] {line}"),
+        )
         self.current = series
         try:
             await series.run()
@@ -143,10 +172,17 @@ class BenchmarkRunner(Stoppable):
             series = read_checkpoint(path, SERIES_SCHEMA)
             arena_seats = series_seats(folder)
             seats += arena_seats
-            arenas.append({"arena_id": entry["arena_id"], "output": entry["output"],
-                           "rounds_requested": series["rounds_requested"], "rounds_completed": series["rounds_completed"],
-                           "aborted": series["rounds_completed"] < series["rounds_requested"],
-                           "standings": series_standings(arena_seats)})
-        self.checkpoint.update(arenas=arenas, arenas_completed=sum(not a["aborted"] for a in arenas),
-                               standings=benchmark_standings(seats))
+            arenas.append(
+                {
+                    "arena_id": entry["arena_id"],
+                    "output": entry["output"],
+                    "rounds_requested": series["rounds_requested"],
+                    "rounds_completed": series["rounds_completed"],
+                    "aborted": series["rounds_completed"] < series["rounds_requested"],
+                    "standings": series_standings(arena_seats),
+                }
+            )
+        self.checkpoint.update(
+            arenas=arenas, arenas_completed=sum(not a["aborted"] for a in arenas), standings=benchmark_standings(seats)
+        )
         write_json_atomic(self.path, self.checkpoint)

@@ -19,8 +19,9 @@ POLL_SECONDS = 0.1
 async def drain_agents(referee: Referee, timeout_seconds: float) -> tuple[int, int]:
     """Stop, wait for, and classify every agent without a terminal event; returns (captured, terminated)."""
     pending = referee.unrecorded_agents()
-    referee.recorder.emit("post_match_drain_started", pending_agents=len(pending),
-                          timeout_ms=int(timeout_seconds * 1000))
+    referee.recorder.emit(
+        "post_match_drain_started", pending_agents=len(pending), timeout_ms=int(timeout_seconds * 1000)
+    )
     building = [h for h in pending if not h.exited]
     for handle in building:
         await handle.request_stop()
@@ -39,13 +40,13 @@ async def drain_agents(referee: Referee, timeout_seconds: float) -> tuple[int, i
             continue
         captured += 1
         if handle in building and winner is not None and handle.territory_id != winner:
-            referee.record_agent_outcome(handle, "agent_outraced",
-                                         reason=f"{winner} reached a durable deployment first")
+            referee.record_agent_outcome(
+                handle, "agent_outraced", reason=f"{winner} reached a durable deployment first"
+            )
         else:
-            kind, fields = classify_exit(handle, rebooted=bool(referee.reboots.get(handle.territory_id)),
-                                         stop_requested=handle in building)
+            kind, fields = classify_exit(
+                handle, rebooted=bool(referee.reboots.get(handle.territory_id)), stop_requested=handle in building
+            )
             referee.record_agent_outcome(handle, kind, **fields)
     referee.recorder.emit("post_match_drain_finished", captured_agents=captured, terminated_agents=terminated)
     return captured, terminated
-
-

@@ -34,12 +34,14 @@ def audit_command(leak: LeakAudit) -> str:
     paths = " ".join(shlex.quote(p) for p in leak.scan_paths)
     patterns = " ".join(f"-e {shlex.quote(s)}" for s in leak.forbidden_strings)
     strings = " ".join(shlex.quote(s) for s in leak.forbidden_strings)
-    return (f"{MARKER}\nhit=$(find {paths} -xdev -type f -size -{MAX_FILE_BYTES}c -print0 2>/dev/null "
-            f"| xargs -0 -r grep -F -l -I -s {patterns} -- 2>/dev/null | head -n 1); "
-            '[ -n "$hit" ] || { echo CLEAN; exit 0; }; '
-            f"i=0; for s in {strings}; do "
-            'grep -F -q -s -e "$s" -- "$hit" && { printf "HIT\\t%s\\t%s\\n" "$i" "$hit"; exit 0; }; '
-            "i=$((i+1)); done; echo CLEAN")
+    return (
+        f"{MARKER}\nhit=$(find {paths} -xdev -type f -size -{MAX_FILE_BYTES}c -print0 2>/dev/null "
+        f"| xargs -0 -r grep -F -l -I -s {patterns} -- 2>/dev/null | head -n 1); "
+        '[ -n "$hit" ] || { echo CLEAN; exit 0; }; '
+        f"i=0; for s in {strings}; do "
+        'grep -F -q -s -e "$s" -- "$hit" && { printf "HIT\\t%s\\t%s\\n" "$i" "$hit"; exit 0; }; '
+        "i=$((i+1)); done; echo CLEAN"
+    )
 
 
 def leak_detail(territory_id: str, string: str, path: str) -> str:
@@ -60,13 +62,19 @@ async def audit_one(host: TerritoryHost, leak: LeakAudit, retry_seconds: float =
         output = result.stdout.strip()
         if output.startswith("HIT\t"):
             _, index, path = output.splitlines()[0].split("\t", 2)
-            raise ArenaSetupFailed(host.territory_id, "fog-of-war guest leak audit",
-                                   leak_detail(host.territory_id, leak.forbidden_strings[int(index)], path))
+            raise ArenaSetupFailed(
+                host.territory_id,
+                "fog-of-war guest leak audit",
+                leak_detail(host.territory_id, leak.forbidden_strings[int(index)], path),
+            )
         if output.endswith("CLEAN"):
             return
         problem = f"unexpected answer (exit {result.exit_status}): {(result.stderr or output).strip()[-200:]}"
-    raise ArenaSetupFailed(host.territory_id, "preflight",
-                           f"fog-of-war audit of {host.territory_id} could not run after {SSH_TRIES} tries: {problem}")
+    raise ArenaSetupFailed(
+        host.territory_id,
+        "preflight",
+        f"fog-of-war audit of {host.territory_id} could not run after {SSH_TRIES} tries: {problem}",
+    )
 
 
 async def audit(hosts: dict[str, TerritoryHost], leak: LeakAudit) -> None:

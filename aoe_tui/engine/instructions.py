@@ -56,14 +56,22 @@ def render_instruction(manifest: Manifest, manifest_path: Path, agent: AgentSpec
     brief = player_brief(manifest)
     if brief is not None:
         body = (arena_dir / brief).read_text(encoding="utf-8")
-        access = (f"\nYou are agent `{agent.id}` in territory `{agent.territory}`. Reach your guest as root: "
-                  f"`ssh -i $AOE_SSH_KEY -o UserKnownHostsFile=$AOE_KNOWN_HOSTS -p {ssh_port} root@{host}`.\n")
+        access = (
+            f"\nYou are agent `{agent.id}` in territory `{agent.territory}`. Reach your guest as root: "
+            f"`ssh -i $AOE_SSH_KEY -o UserKnownHostsFile=$AOE_KNOWN_HOSTS -p {ssh_port} root@{host}`.\n"
+        )
         return body.rstrip("\n") + "\n" + access + "\n" + deadline_paragraph(manifest)
     contract = _read(arena_dir / CONTRACT_FILE)
     template = _read(arena_dir / INSTRUCTION_TEMPLATE) or "{contract}"
-    text = template.format(agent=agent.id, territory=agent.territory, arena=manifest.arena.display_name,
-                           ssh_port=ssh_port, host=host, duration_seconds=manifest.rules.duration_seconds,
-                           contract=contract)
+    text = template.format(
+        agent=agent.id,
+        territory=agent.territory,
+        arena=manifest.arena.display_name,
+        ssh_port=ssh_port,
+        host=host,
+        duration_seconds=manifest.rules.duration_seconds,
+        contract=contract,
+    )
     return text.rstrip("\n") + "\n\n" + deadline_paragraph(manifest)
 
 

@@ -37,8 +37,11 @@ class LibvirtTerritory:
         self.service_port = vm.service_port
 
     def access_env(self) -> dict[str, str]:
-        return {p.ENV_SSH_KEY: str(self.vm.keys.private_key_path), p.ENV_KNOWN_HOSTS: str(self.vm.keys.known_hosts_path),
-                p.ENV_SSH_USER: "root"}
+        return {
+            p.ENV_SSH_KEY: str(self.vm.keys.private_key_path),
+            p.ENV_KNOWN_HOSTS: str(self.vm.keys.known_hosts_path),
+            p.ENV_SSH_USER: "root",
+        }
 
     def ssh_command(self) -> str:
         return self.vm.ssh_command()
@@ -82,33 +85,49 @@ class LibvirtProvider:
         self.base_port = base_port
         self.runtime: MatchRuntime | None = None
 
-    async def boot(self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder,
-                   clock: MatchClock) -> tuple[dict[str, TerritoryHost], list[str]]:
+    async def boot(
+        self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
+    ) -> tuple[dict[str, TerritoryHost], list[str]]:
         recorder.progress("image", "checking the guest image")
         image = require_image()
         recorder.progress("image", f"guest image ready: {image.path}")
-        specs = [TerritorySpec(t.id, manifest.territory_class(t.id).resources.vcpus,
-                               manifest.territory_class(t.id).resources.memory_mib, self.uri,
-                               disk_mib=manifest.territory_class(t.id).resources.disk_mib)
-                 for t in manifest.territories]
+        specs = [
+            TerritorySpec(
+                t.id,
+                manifest.territory_class(t.id).resources.vcpus,
+                manifest.territory_class(t.id).resources.memory_mib,
+                self.uri,
+                disk_mib=manifest.territory_class(t.id).resources.disk_mib,
+            )
+            for t in manifest.territories
+        ]
         self.runtime = MatchRuntime(match_dir.root, match_id_for(match_dir), specs, self.base_port, image)
         reservation = self.runtime.reserve_ports()
         match_dir.write_ports(reservation.to_json())
         last = reservation.base_port + 2 * len(specs) - 1
-        recorder.progress("ports", f"loopback ports {reservation.base_port}..{last} "
-                                   f"({'chosen automatically' if reservation.automatic else 'from --base-port'})")
+        recorder.progress(
+            "ports",
+            f"loopback ports {reservation.base_port}..{last} "
+            f"({'chosen automatically' if reservation.automatic else 'from --base-port'})",
+        )
         for spec in specs:
             ports = self.runtime.ports[spec.territory_id]
-            recorder.progress("boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})",
-                              spec.territory_id)
+            recorder.progress(
+                "boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})", spec.territory_id
+            )
         await self.runtime.start()
         user = self.runtime.qemu_user
-        recorder.progress("boot", f"QEMU runs as uid {user.uid} ({user.reason})" if user.unprivileged
-                          else f"QEMU runs as root: {user.reason}")
+        recorder.progress(
+            "boot",
+            f"QEMU runs as uid {user.uid} ({user.reason})"
+            if user.unprivileged
+            else f"QEMU runs as root: {user.reason}",
+        )
         order = sorted(self.runtime.boot_seconds, key=self.runtime.boot_seconds.__getitem__)
         for territory_id in order:
-            recorder.progress("ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s",
-                              territory_id)
+            recorder.progress(
+                "ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s", territory_id
+            )
         return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
 
     async def teardown(self) -> None:

@@ -44,8 +44,9 @@ class MatchDirectory(MatchLayout):
     def write_world(self, world_json: dict[str, Any]) -> None:
         write_json_atomic(self.world, world_json)
 
-    def write_instruction(self, manifest: Manifest, manifest_path: Path, agent: AgentSpec, host: str,
-                          ssh_port: int) -> Path:
+    def write_instruction(
+        self, manifest: Manifest, manifest_path: Path, agent: AgentSpec, host: str, ssh_port: int
+    ) -> Path:
         """Write the agent's instruction (engine.instructions: seat file + contract, or the fog brief)."""
         files = self.agent_files(agent.id)
         files.directory.mkdir(parents=True, exist_ok=True)

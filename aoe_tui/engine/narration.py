@@ -57,16 +57,24 @@ class Narrator:
             self._last_failure.pop((t, f["milestone"]), None)
             return f"{t:<14} {f['milestone']} passed (+{f['points']})"
         simple = {
-            "match_state_changed": lambda: f"match {f['from']} -> {f['to']}" + (f" ({f['reason']})" if f.get("reason") else ""),
+            "match_state_changed": lambda: (
+                f"match {f['from']} -> {f['to']}" + (f" ({f['reason']})" if f.get("reason") else "")
+            ),
             "competitor_state_changed": lambda: f"{t:<14} {f['from']} -> {f['to']}: {f.get('reason')}",
             "territory_registered": lambda: f"{t:<14} registered ({f['class']}, agent {f['agent']})",
             "agent_started": lambda: f"{t:<14} agent {f['agent']} started ({f.get('model')})",
             "milestone_revoked": lambda: f"{t:<14} {f['milestone']} REVOKED: {f.get('reason')}",
             "durable_deployment_completed": lambda: f"{t:<14} DURABLE DEPLOYMENT",
             "match_finished": lambda: f"match finished: winner {f.get('winner') or 'none'} ({f.get('reason')})",
-            "post_match_drain_started": lambda: f"drain: waiting up to {f['timeout_ms'] // 1000} s for {f['pending_agents']} agents",
-            "post_match_drain_finished": lambda: f"drain: {f['captured_agents']} captured, {f['terminated_agents']} terminated",
-            "agent_finished": lambda: f"agent {f['agent']} finished ({'success' if f.get('success') else 'no success'}, {f.get('source')}): {f.get('detail')}",
+            "post_match_drain_started": lambda: (
+                f"drain: waiting up to {f['timeout_ms'] // 1000} s for {f['pending_agents']} agents"
+            ),
+            "post_match_drain_finished": lambda: (
+                f"drain: {f['captured_agents']} captured, {f['terminated_agents']} terminated"
+            ),
+            "agent_finished": lambda: (
+                f"agent {f['agent']} finished ({'success' if f.get('success') else 'no success'}, {f.get('source')}): {f.get('detail')}"
+            ),
             "agent_interrupted": lambda: f"agent {f['agent']} interrupted ({f.get('source')}): {f.get('detail')}",
             "agent_outraced": lambda: f"agent {f['agent']} outraced: {f.get('reason')}",
             "agent_terminated": lambda: f"agent {f['agent']} terminated: {f.get('reason')}",

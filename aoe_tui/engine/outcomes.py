@@ -14,20 +14,32 @@ from aoe_tui.engine.agent_handle import AgentHandle
 REBOOT_DETAIL = "agent session was interrupted by the referee's host reboot"
 STOPPED_DETAIL = "stopped by the referee at the end of the match"
 
-_SOURCE_BY_STATUS = {"completed": "player", "failed": "player", "timed_out": "player", "budget_exceeded": "player",
-                     "unavailable": "provider", "harness_error": "harness"}
+_SOURCE_BY_STATUS = {
+    "completed": "player",
+    "failed": "player",
+    "timed_out": "player",
+    "budget_exceeded": "player",
+    "unavailable": "provider",
+    "harness_error": "harness",
+}
 
 
 def classify_exit(handle: AgentHandle, rebooted: bool, stop_requested: bool = False) -> tuple[str, dict[str, Any]]:
     result = handle.result()
     if result is None:
-        return "agent_finished", {"source": "harness", "success": False,
-                                  "detail": f"adapter exited with code {handle.exit_code} without writing result.json"}
+        return "agent_finished", {
+            "source": "harness",
+            "success": False,
+            "detail": f"adapter exited with code {handle.exit_code} without writing result.json",
+        }
     if result.status == "interrupted":
         if stop_requested:
             return "agent_interrupted", {"source": "controller", "detail": result.summary or STOPPED_DETAIL}
         if rebooted:
             return "agent_interrupted", {"source": "arena", "detail": REBOOT_DETAIL}
         return "agent_interrupted", {"source": "harness", "detail": result.summary}
-    return "agent_finished", {"source": _SOURCE_BY_STATUS[result.status], "success": result.status == "completed",
-                              "detail": result.summary}
+    return "agent_finished", {
+        "source": _SOURCE_BY_STATUS[result.status],
+        "success": result.status == "completed",
+        "detail": result.summary,
+    }

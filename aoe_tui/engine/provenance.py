@@ -48,15 +48,17 @@ def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
 
 def source_revision(project_dir: Path) -> str | None:
     try:
-        result = subprocess.run(["git", "-C", str(project_dir), "rev-parse", "HEAD"], capture_output=True,
-                                text=True, timeout=5)
+        result = subprocess.run(
+            ["git", "-C", str(project_dir), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
-def compatibility_key(manifest: Manifest, player_brief_sha256: str, verifier_sha256: str,
-                      provisioning_sha256: str | None = None) -> str:
+def compatibility_key(
+    manifest: Manifest, player_brief_sha256: str, verifier_sha256: str, provisioning_sha256: str | None = None
+) -> str:
     contest = manifest.to_json()
     contest["arena"] = {"id": manifest.arena.id, "mode": manifest.arena.mode}
     for cosmetic in ("agents", "visualization"):

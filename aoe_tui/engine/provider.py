@@ -28,8 +28,9 @@ from aoe_tui.store.match_layout import MatchLayout
 
 
 class TerritoryProvider(Protocol):
-    async def boot(self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder,
-                   clock: MatchClock) -> tuple[dict[str, TerritoryHost], list[str]]:
+    async def boot(
+        self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
+    ) -> tuple[dict[str, TerritoryHost], list[str]]:
         """Boot every territory and pass SSH preflight; returns hosts and the order they became ready."""
 
     async def teardown(self) -> None:
@@ -37,14 +38,17 @@ class TerritoryProvider(Protocol):
 
 
 class AgentLauncher(Protocol):
-    async def start(self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost,
-                    clock: MatchClock) -> AgentHandle: ...
+    async def start(
+        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock
+    ) -> AgentHandle: ...
 
 
 def budget_env(agent: AgentSpec) -> dict[str, str]:
     """The agent's budget, for harnesses that enforce it themselves (unset limits are left out)."""
-    limits = {p.ENV_BUDGET_RESOURCE_UNITS: agent.budget.resource_units,
-              p.ENV_BUDGET_MAX_COST_MICROUSD: agent.budget.max_cost_microusd}
+    limits = {
+        p.ENV_BUDGET_RESOURCE_UNITS: agent.budget.resource_units,
+        p.ENV_BUDGET_MAX_COST_MICROUSD: agent.budget.max_cost_microusd,
+    }
     return {name: str(value) for name, value in limits.items() if value is not None}
 
 
@@ -66,13 +70,22 @@ class ProcessLauncher:
     def __init__(self, loopback_ports: Iterable[int] = ()) -> None:
         self.loopback_ports = tuple(loopback_ports)
 
-    async def start(self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost,
-                    clock: MatchClock) -> AgentHandle:
+    async def start(self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock) -> AgentHandle:
         adapter = resolve_adapter(agent.adapter)
-        env = adapter_env(agent, adapter, {
-            p.ENV_AGENT_ID: agent.id, p.ENV_TERRITORY_ID: agent.territory, p.ENV_TERRITORY_HOST: host.host,
-            p.ENV_SSH_PORT: str(host.ssh_port), p.ENV_MODEL: agent.model,
-            p.ENV_REASONING_EFFORT: agent.reasoning_effort or "", **budget_env(agent), **files.env()})
+        env = adapter_env(
+            agent,
+            adapter,
+            {
+                p.ENV_AGENT_ID: agent.id,
+                p.ENV_TERRITORY_ID: agent.territory,
+                p.ENV_TERRITORY_HOST: host.host,
+                p.ENV_SSH_PORT: str(host.ssh_port),
+                p.ENV_MODEL: agent.model,
+                p.ENV_REASONING_EFFORT: agent.reasoning_effort or "",
+                **budget_env(agent),
+                **files.env(),
+            },
+        )
         handed: dict[str, bytes] = {}
         for name, value in host.access_env().items():
             if name in _HANDED_FILES:
@@ -85,9 +98,13 @@ class ProcessLauncher:
         executable = Path(adapter.command[0])
         match_root = MatchLayout.of_agent_directory(files.directory.resolve()).root
         sandbox = Sandbox(
-            next_adapter_uid(), files.directory.resolve(), hidden=(Path.home(), match_root),
-            readable=(*python_install(), executable.parent, executable.resolve().parent), files=handed,
-            loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports))
+            next_adapter_uid(),
+            files.directory.resolve(),
+            hidden=(Path.home(), match_root),
+            readable=(*python_install(), executable.parent, executable.resolve().parent),
+            files=handed,
+            loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports),
+        )
         process = AgentProcess(agent.id, agent.territory, files)
         await process.start(list(adapter.command), env, sandbox)
         return process
@@ -96,6 +113,9 @@ class ProcessLauncher:
 def adapter_env(agent: AgentSpec, adapter: Adapter, protocol: dict[str, str]) -> dict[str, str]:
     """Basics (PATH, locale), the manifest's `env` names, the harness's own settings, the protocol; nothing else."""
     host = os.environ
-    settings = {name: value for name, value in host.items()
-                if adapter.name in HARNESSES and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)}
+    settings = {
+        name: value
+        for name, value in host.items()
+        if adapter.name in HARNESSES and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)
+    }
     return {**basic_env(host), **listed_env(agent.env, host), **settings, "HOME": SANDBOX_HOME, **protocol}

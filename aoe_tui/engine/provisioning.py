@@ -68,8 +68,10 @@ def load_bundle(manifest: Manifest, manifest_path: Path) -> ProvisioningBundle |
         try:
             contents[source] = path.read_bytes()
         except OSError as error:
-            raise AoeError(f"{manifest_path}: provisioning source {source} cannot be read "
-                           f"({error.strerror or error.__class__.__name__}: {path})") from None
+            raise AoeError(
+                f"{manifest_path}: provisioning source {source} cannot be read "
+                f"({error.strerror or error.__class__.__name__}: {path})"
+            ) from None
     return ProvisioningBundle(manifest.provisioning, contents)
 
 
@@ -81,27 +83,38 @@ def render_script(bundle: ProvisioningBundle, root: str = "") -> str:
     """The bash script that provisions one guest; `root` prefixes every written path (tests only)."""
     spec = bundle.spec
     q = shlex.quote
-    lines = ["set -u", f"ROOT={q(root)}",
-             'fail() { printf "%s\\n" "$*" >&2; exit 1; }',
-             ('put() { mkdir -p "$(dirname "$ROOT$1")" && printf %s "$3" | base64 -d >"$ROOT$1.aoe-new" '
-              '&& chmod "$2" "$ROOT$1.aoe-new" && mv -f "$ROOT$1.aoe-new" "$ROOT$1" || fail "cannot write $1"; }')]
+    lines = [
+        "set -u",
+        f"ROOT={q(root)}",
+        'fail() { printf "%s\\n" "$*" >&2; exit 1; }',
+        (
+            'put() { mkdir -p "$(dirname "$ROOT$1")" && printf %s "$3" | base64 -d >"$ROOT$1.aoe-new" '
+            '&& chmod "$2" "$ROOT$1.aoe-new" && mv -f "$ROOT$1.aoe-new" "$ROOT$1" || fail "cannot write $1"; }'
+        ),
+    ]
     for item in spec.files:
         lines.append(f"put {q(item.path)} {q(item.mode)} {_b64(bundle.contents[item.source])}")
     for db in spec.databases:
-        lines.append(f'if [ ! -e "$ROOT"{q(db.path)} ]; then mkdir -p "$(dirname "$ROOT"{q(db.path)})" && '
-                     f'printf %s {_b64(bundle.contents[db.sql])} | base64 -d | sqlite3 "$ROOT"{q(db.path)} '
-                     f'|| fail "cannot seed the SQLite database {db.path}"; fi')
+        lines.append(
+            f'if [ ! -e "$ROOT"{q(db.path)} ]; then mkdir -p "$(dirname "$ROOT"{q(db.path)})" && '
+            f'printf %s {_b64(bundle.contents[db.sql])} | base64 -d | sqlite3 "$ROOT"{q(db.path)} '
+            f'|| fail "cannot seed the SQLite database {db.path}"; fi'
+        )
     for unit in spec.units:
         lines.append(f"put /etc/systemd/system/{unit.name} 0644 {_b64(bundle.contents[unit.source])}")
     if spec.units:
         names = " ".join(q(u.name) for u in spec.units)
         started = " ".join(q(u.name) for u in spec.units if u.state != "dormant")
-        lines += ['systemctl daemon-reload || fail "systemctl daemon-reload failed"',
-                  f'systemctl enable --quiet {names} 2>&1 || fail "cannot enable {names}"']
+        lines += [
+            'systemctl daemon-reload || fail "systemctl daemon-reload failed"',
+            f'systemctl enable --quiet {names} 2>&1 || fail "cannot enable {names}"',
+        ]
         if started:
             # A seed is a oneshot: start waits for it, so what it writes exists before the checks.
-            lines.append(f'systemctl start {started} 2>&1 || fail "cannot start {started}: '
-                         f'$(systemctl --no-pager status {started} 2>&1 | tail -n 3)"')
+            lines.append(
+                f'systemctl start {started} 2>&1 || fail "cannot start {started}: '
+                f'$(systemctl --no-pager status {started} 2>&1 | tail -n 3)"'
+            )
     lines += _checks(spec)
     lines.append("echo provisioned")
     return "\n".join(lines) + "\n"
@@ -117,17 +130,21 @@ def _checks(spec: Provisioning) -> list[str]:
         lines.append(f"for _ in $(seq {SETTLE_SECONDS * 2}); do {condition} && break; sleep 0.5; done")
     for unit in spec.units:
         if unit.state == "running":
-            lines.append(f"systemctl is-active --quiet {shlex.quote(unit.name)} || fail \"unit {unit.name} is not "
-                         f"active after provisioning ($(systemctl is-active {shlex.quote(unit.name)}))\"")
+            lines.append(
+                f'systemctl is-active --quiet {shlex.quote(unit.name)} || fail "unit {unit.name} is not '
+                f'active after provisioning ($(systemctl is-active {shlex.quote(unit.name)}))"'
+            )
         elif unit.state == "seed":
-            lines.append(f"systemctl is-failed --quiet {shlex.quote(unit.name)} && fail \"seed unit {unit.name} "
-                         "failed\"")
+            lines.append(f'systemctl is-failed --quiet {shlex.quote(unit.name)} && fail "seed unit {unit.name} failed"')
     for port in spec.listening_ports:
-        lines.append(f'[ -n "$(ss -Hltn "sport = :{port}")" ] || fail "nothing listens on guest port {port} '
-                     'after provisioning"')
+        lines.append(
+            f'[ -n "$(ss -Hltn "sport = :{port}")" ] || fail "nothing listens on guest port {port} after provisioning"'
+        )
     for port in spec.free_ports:
-        lines.append(f'[ -z "$(ss -Hltn "sport = :{port}")" ] || fail "guest port {port} must be free before '
-                     'the match, but something listens on it"')
+        lines.append(
+            f'[ -z "$(ss -Hltn "sport = :{port}")" ] || fail "guest port {port} must be free before '
+            'the match, but something listens on it"'
+        )
     return lines
 
 
@@ -140,11 +157,14 @@ async def provision_one(host: TerritoryHost, bundle: ProvisioningBundle) -> None
     try:
         result = await host.run(command_for(render_script(bundle)), APPLY_TIMEOUT_SECONDS)
     except TerritoryUnavailable as error:
-        raise ArenaSetupFailed(host.territory_id, "provisioning", f"provisioning {host.territory_id}: {error}") from None
+        raise ArenaSetupFailed(
+            host.territory_id, "provisioning", f"provisioning {host.territory_id}: {error}"
+        ) from None
     if result.exit_status != 0 or "provisioned" not in result.stdout:
         reason = (result.stderr.strip() or result.stdout.strip() or f"exit {result.exit_status}").splitlines()[-1]
-        raise ArenaSetupFailed(host.territory_id, "provisioning",
-                               f"provisioning {host.territory_id} failed: {reason[:_DETAIL_LIMIT]}")
+        raise ArenaSetupFailed(
+            host.territory_id, "provisioning", f"provisioning {host.territory_id} failed: {reason[:_DETAIL_LIMIT]}"
+        )
 
 
 async def provision(hosts: dict[str, TerritoryHost], bundle: ProvisioningBundle) -> None:

@@ -48,10 +48,18 @@ CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_micro
 
 
 class Referee:
-    def __init__(self, manifest: Manifest, hosts: dict[str, TerritoryHost], recorder: MatchRecorder,
-                 verifiers: dict[str, Path], work_dir: Path) -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        hosts: dict[str, TerritoryHost],
+        recorder: MatchRecorder,
+        verifiers: dict[str, Path],
+        work_dir: Path,
+    ) -> None:
         if manifest.build is None:
-            raise AoeError(f"arena {manifest.arena.id}: mode {manifest.arena.mode} has no [build]; only build races run")
+            raise AoeError(
+                f"arena {manifest.arena.id}: mode {manifest.arena.mode} has no [build]; only build races run"
+            )
         self.manifest = manifest
         self.build = manifest.build
         self.hosts = hosts
@@ -91,11 +99,19 @@ class Referee:
         self.clock.start()
         self.recorder.emit("match_state_changed", **{"from": "preparing", "to": "running"})
         for territory_id in preflight_order:
-            self.recorder.emit("competitor_state_changed", territory=territory_id,
-                               **{"from": "preparing", "to": "building"}, reason="SSH preflight passed")
+            self.recorder.emit(
+                "competitor_state_changed",
+                territory=territory_id,
+                **{"from": "preparing", "to": "building"},
+                reason="SSH preflight passed",
+            )
         for territory in self.manifest.territories:
-            self.recorder.emit("territory_registered", territory=territory.id, agent=self.manifest.agent_for(territory.id).id,
-                               **{"class": territory.class_})
+            self.recorder.emit(
+                "territory_registered",
+                territory=territory.id,
+                agent=self.manifest.agent_for(territory.id).id,
+                **{"class": territory.class_},
+            )
 
     def agent_started(self, handle: AgentHandle) -> None:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
@@ -163,15 +179,25 @@ class Referee:
         territory = self.world.territories[territory_id]
         was_passed = territory.milestones.get(milestone.id) is not None and territory.milestones[milestone.id].passed
         if territory.competitor_state == "building":
-            self.recorder.emit("competitor_state_changed", territory=territory_id,
-                               **{"from": "building", "to": "verifying"}, reason="milestone verification began")
+            self.recorder.emit(
+                "competitor_state_changed",
+                territory=territory_id,
+                **{"from": "building", "to": "verifying"},
+                reason="milestone verification began",
+            )
         self.recorder.emit("milestone_evaluation_started", territory=territory_id, milestone=milestone.id)
         started_ms = self.clock.elapsed_ms()
         try:
             outcome, category = await self._check(territory_id, milestone)
         except asyncio.CancelledError:
-            self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id,
-                               category="cancelled", detail=CANCELLED_DETAIL, retryable=False)
+            self.recorder.emit(
+                "milestone_failed",
+                territory=territory_id,
+                milestone=milestone.id,
+                category="cancelled",
+                detail=CANCELLED_DETAIL,
+                retryable=False,
+            )
             raise
         except TerritoryUnavailable as error:
             await self._arena_fault(territory_id, milestone, f"territory {territory_id}", str(error))
@@ -180,23 +206,39 @@ class Referee:
             await self._arena_fault(territory_id, milestone, f"verifier {milestone.verifier}", outcome.detail or "")
             return False
         if not outcome.passed and not await self.hosts[territory_id].alive():
-            await self._arena_fault(territory_id, milestone, f"territory {territory_id}",
-                                    f"the VM stopped running ({outcome.detail})")
+            await self._arena_fault(
+                territory_id, milestone, f"territory {territory_id}", f"the VM stopped running ({outcome.detail})"
+            )
             return False
         self._note_outcome(territory_id, milestone.id, outcome.passed, started_ms)
         if outcome.passed:
             self._store_evidence(territory_id, milestone.id, outcome.evidence)
-            self.recorder.emit("milestone_passed", territory=territory_id, milestone=milestone.id,
-                               points=milestone.points, evidence=outcome.evidence)
+            self.recorder.emit(
+                "milestone_passed",
+                territory=territory_id,
+                milestone=milestone.id,
+                points=milestone.points,
+                evidence=outcome.evidence,
+            )
             if milestone.id == self.build.completion_milestone and territory.durable_at_ms is None:
                 await self._durable(territory_id)
             return True
         if was_passed:
-            self.recorder.emit("milestone_revoked", territory=territory_id, milestone=milestone.id,
-                               reason=f"re-verification failed: {outcome.detail}")
+            self.recorder.emit(
+                "milestone_revoked",
+                territory=territory_id,
+                milestone=milestone.id,
+                reason=f"re-verification failed: {outcome.detail}",
+            )
         else:
-            self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id,
-                               category=category, detail=outcome.detail, retryable=True)
+            self.recorder.emit(
+                "milestone_failed",
+                territory=territory_id,
+                milestone=milestone.id,
+                category=category,
+                detail=outcome.detail,
+                retryable=True,
+            )
         return False
 
     def _note_outcome(self, territory_id: str, milestone_id: str, passed: bool, started_ms: int) -> None:
@@ -214,10 +256,14 @@ class Referee:
         host = self.hosts[territory_id]
         scratch = self.layout.territory(territory_id).verifier_scratch
         scratch.mkdir(parents=True, exist_ok=True)
-        env = {"AOE_TERRITORY_ID": territory_id, "AOE_HOST": host.host, "AOE_SSH_PORT": str(host.ssh_port),
-               "AOE_SERVICE_PORT": str(host.service_port),
-               "AOE_PREVIOUS_EVIDENCE": str(self._write_previous_evidence(territory_id, scratch)),
-               **host.access_env()}
+        env = {
+            "AOE_TERRITORY_ID": territory_id,
+            "AOE_HOST": host.host,
+            "AOE_SSH_PORT": str(host.ssh_port),
+            "AOE_SERVICE_PORT": str(host.service_port),
+            "AOE_PREVIOUS_EVIDENCE": str(self._write_previous_evidence(territory_id, scratch)),
+            **host.access_env(),
+        }
         evidence_file = scratch / f"{milestone.id}.evidence.json"
         script, timeout = self.verifiers[milestone.id], milestone.timeout_seconds
         if milestone.operation == "host_reboot":
@@ -249,22 +295,36 @@ class Referee:
         path.write_text(json.dumps(evidence, indent=2) + "\n")
 
     async def _arena_fault(self, territory_id: str, milestone: Milestone, component: str, detail: str) -> None:
-        self.recorder.emit("infrastructure_failure", component=component, source="arena", detail=detail,
-                           territory=territory_id)
-        self.recorder.emit("milestone_failed", territory=territory_id, milestone=milestone.id, category="arena_fault",
-                           detail=f"arena fault, not counted against the player: {detail}", retryable=True)
+        self.recorder.emit(
+            "infrastructure_failure", component=component, source="arena", detail=detail, territory=territory_id
+        )
+        self.recorder.emit(
+            "milestone_failed",
+            territory=territory_id,
+            milestone=milestone.id,
+            category="arena_fault",
+            detail=f"arena fault, not counted against the player: {detail}",
+            retryable=True,
+        )
         if not await self.hosts[territory_id].alive():
             self._unavailable.add(territory_id)
-            self.recorder.emit("competitor_state_changed", territory=territory_id,
-                               **{"from": self.world.territories[territory_id].competitor_state, "to": "unavailable"},
-                               reason=detail)
+            self.recorder.emit(
+                "competitor_state_changed",
+                territory=territory_id,
+                **{"from": self.world.territories[territory_id].competitor_state, "to": "unavailable"},
+                reason=detail,
+            )
             if len(self._unavailable) == len(self.hosts):
                 await self.finish(None, NOBODY_LEFT_REASON)
 
     async def _durable(self, territory_id: str) -> None:
         current = self.world.territories[territory_id].competitor_state
-        self.recorder.emit("competitor_state_changed", territory=territory_id, **{"from": current, "to": "durable"},
-                           reason="completion milestone passed")
+        self.recorder.emit(
+            "competitor_state_changed",
+            territory=territory_id,
+            **{"from": current, "to": "durable"},
+            reason="completion milestone passed",
+        )
         self.recorder.emit("durable_deployment_completed", territory=territory_id)
         if self.build.stop_on_first_durable:
             await self.finish(territory_id, DURABLE_REASON)
@@ -339,9 +399,13 @@ class Referee:
             delta[field] = None if now is None else max(now - (was or 0), 0)
         if any(delta.values()):
             self.recorder.emit("usage_charged", agent=agent_id, **delta)
-        self._charged[agent_id] = high.model_copy(update={
-            field: max(getattr(usage, field), getattr(high, field) or 0) for field in CHARGED_FIELDS
-            if getattr(usage, field) is not None})
+        self._charged[agent_id] = high.model_copy(
+            update={
+                field: max(getattr(usage, field), getattr(high, field) or 0)
+                for field in CHARGED_FIELDS
+                if getattr(usage, field) is not None
+            }
+        )
 
     def _note_rejected_usage(self, agent_id: str, detail: str) -> None:
         notes = self._usage_notes.setdefault(agent_id, [])
@@ -358,8 +422,13 @@ class Referee:
         overrun = _budget_overrun(spec.budget, state) if state is not None else None
         if overrun is None:
             return
-        self.record_agent_outcome(handle, "agent_finished", source="player", success=False,
-                                  detail=f"budget exceeded: {overrun}; stopped by the referee")
+        self.record_agent_outcome(
+            handle,
+            "agent_finished",
+            source="player",
+            success=False,
+            detail=f"budget exceeded: {overrun}; stopped by the referee",
+        )
         task = asyncio.ensure_future(self._stop_over_budget(handle))
         self._budget_stops.add(task)
         task.add_done_callback(self._budget_stops.discard)
@@ -400,8 +469,10 @@ class Referee:
 
     def _require_milestone(self, milestone_id: str) -> None:
         if milestone_id not in {m.id for m in self.build.milestones}:
-            raise AoeError(f"no milestone {milestone_id!r} in arena {self.manifest.arena.id} "
-                           f"(milestones: {', '.join(m.id for m in self.build.milestones)})")
+            raise AoeError(
+                f"no milestone {milestone_id!r} in arena {self.manifest.arena.id} "
+                f"(milestones: {', '.join(m.id for m in self.build.milestones)})"
+            )
 
     async def pause_match(self, reason: str | None = None) -> bool:
         """Freeze the clock, stop new evaluations, suspend guests and agents. False if already paused."""

@@ -35,9 +35,16 @@ INTERRUPTED_REASON = "interrupted by the operator"
 
 
 class MatchRunner(Stoppable):
-    def __init__(self, manifest_path: Path, output: Path, provider: TerritoryProvider, launcher: AgentLauncher,
-                 source: MonotonicSource | None = None, drain_seconds: float | None = None,
-                 manifest: Manifest | None = None) -> None:
+    def __init__(
+        self,
+        manifest_path: Path,
+        output: Path,
+        provider: TerritoryProvider,
+        launcher: AgentLauncher,
+        source: MonotonicSource | None = None,
+        drain_seconds: float | None = None,
+        manifest: Manifest | None = None,
+    ) -> None:
         self.manifest_path = Path(manifest_path)
         # A series passes the round's seat-rotated manifest; verifiers and the brief still come from manifest_path.
         self.manifest: Manifest = manifest if manifest is not None else load_manifest(self.manifest_path)
@@ -47,8 +54,7 @@ class MatchRunner(Stoppable):
         self.provider = provider
         self.launcher = launcher
         self.clock = MatchClock(source)
-        self.drain_seconds = (self.manifest.rules.post_match_drain_seconds if drain_seconds is None
-                              else drain_seconds)
+        self.drain_seconds = self.manifest.rules.post_match_drain_seconds if drain_seconds is None else drain_seconds
         self._pending_subscribers: list[Subscriber] = []
         self.recorder: MatchRecorder | None = None
         self.referee: Referee | None = None
@@ -83,8 +89,9 @@ class MatchRunner(Stoppable):
             await self._play()
         except BaseException as error:  # Ctrl-C arrives as CancelledError; the log must still end
             stopped = isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
-            await self._abort((self.stop_reason or INTERRUPTED_REASON) if stopped
-                              else f"{type(error).__name__}: {error}")
+            await self._abort(
+                (self.stop_reason or INTERRUPTED_REASON) if stopped else f"{type(error).__name__}: {error}"
+            )
             raise
         finally:
             await self._teardown()
@@ -125,8 +132,13 @@ class MatchRunner(Stoppable):
                 self.recorder.progress("match", f"fog-of-war leak audit of {len(hosts)} guests")
                 await audit(hosts, leak)
         except ArenaSetupFailed as error:
-            self.recorder.emit("infrastructure_failure", component=error.component, source="arena",
-                               detail=error.detail, territory=error.territory_id)
+            self.recorder.emit(
+                "infrastructure_failure",
+                component=error.component,
+                source="arena",
+                detail=error.detail,
+                territory=error.territory_id,
+            )
             await self._abort(error.detail)
             raise AoeError(error.detail) from None
 
@@ -158,8 +170,9 @@ class MatchRunner(Stoppable):
             if self.referee.world.match_state not in ("finished", "aborted"):
                 await self.referee.abort(reason)
         elif self.recorder.world.match_state != "aborted":
-            self.recorder.emit("match_state_changed", **{"from": self.recorder.world.match_state, "to": "aborted"},
-                               reason=reason)
+            self.recorder.emit(
+                "match_state_changed", **{"from": self.recorder.world.match_state, "to": "aborted"}, reason=reason
+            )
 
     async def _teardown(self) -> None:
         assert self.recorder is not None

@@ -128,10 +128,12 @@ class _GuestState:
             main = self.processes[-1][0]
             kill_mode = "none" if self.plan.restart == "kill-mode-none" else "control-group"
             drop_ins = "/etc/systemd/system/builder-app.service.d/keep.conf" if kill_mode == "none" else ""
-            return (f"MainPID={main}\nKillMode={kill_mode}\nDropInPaths={drop_ins}\nControlGroup={_CGROUP}\n"
-                    f"ActiveState=active\nSurvivors={' '.join(a for a in asked if a in alive)}\n"
-                    f"Procs={' '.join(f'{pid}:{start}' for pid, start in self.processes)}\n"
-                    f"MainPIDCgroup=0::{_CGROUP}\n")
+            return (
+                f"MainPID={main}\nKillMode={kill_mode}\nDropInPaths={drop_ins}\nControlGroup={_CGROUP}\n"
+                f"ActiveState=active\nSurvivors={' '.join(a for a in asked if a in alive)}\n"
+                f"Procs={' '.join(f'{pid}:{start}' for pid, start in self.processes)}\n"
+                f"MainPIDCgroup=0::{_CGROUP}\n"
+            )
 
     def execute(self, command: str) -> CommandResult:
         command = command.strip()
@@ -220,12 +222,15 @@ class ScriptedTerritory:
         self._app = _QuietServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
         self._control = _QuietServer((LOOPBACK, 0), _control_handler(self.state))
         for server in (self._app, self._control):
-            threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True, name=f"scripted-{territory_id}").start()
+            threading.Thread(
+                target=server.serve_forever, args=(0.05,), daemon=True, name=f"scripted-{territory_id}"
+            ).start()
         self.service_port = self._app.server_address[1]
         self.exec_shim = Path(work_dir) / f"{territory_id}-guest-exec"
         self.exec_shim.parent.mkdir(parents=True, exist_ok=True)
-        self.exec_shim.write_text(_EXEC_SHIM.format(python=sys.executable, host=LOOPBACK,
-                                                    port=self._control.server_address[1]))
+        self.exec_shim.write_text(
+            _EXEC_SHIM.format(python=sys.executable, host=LOOPBACK, port=self._control.server_address[1])
+        )
         self.exec_shim.chmod(self.exec_shim.stat().st_mode | stat.S_IXUSR)
 
     def access_env(self) -> dict[str, str]:
@@ -243,11 +248,19 @@ class ScriptedTerritory:
         """Like the real one: asked of the "hypervisor" (this process), never of the guest's userland."""
         before = self.state.boot_id
         if self.plan.reboot_fails:
-            raise RebootFailed(f"the guest did not come back within {timeout:g} s of the acpi reboot "
-                               "(no fresh kernel boot on the serial console)")
+            raise RebootFailed(
+                f"the guest did not come back within {timeout:g} s of the acpi reboot "
+                "(no fresh kernel boot on the serial console)"
+            )
         self.state.reboot()
-        return RebootProof("acpi", ("libvirt-event", "console-banner", "boot-id"), before, self.state.boot_id, 0.0,
-                           "[    0.000000] Linux version scripted")
+        return RebootProof(
+            "acpi",
+            ("libvirt-event", "console-banner", "boot-id"),
+            before,
+            self.state.boot_id,
+            0.0,
+            "[    0.000000] Linux version scripted",
+        )
 
     async def suspend(self) -> None:
         self.state.suspended = True
@@ -264,8 +277,9 @@ class ScriptedTerritory:
         self.state.suspended = True
 
     def console_tail(self, lines: int = 40) -> str:
-        return json.dumps({"boot_id": self.state.boot_id, "restarts": self.state.restarts,
-                           "reboots": self.state.reboots})
+        return json.dumps(
+            {"boot_id": self.state.boot_id, "restarts": self.state.restarts, "reboots": self.state.reboots}
+        )
 
     def close(self) -> None:
         for server in (self._app, self._control):

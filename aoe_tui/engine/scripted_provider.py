@@ -24,13 +24,17 @@ class ScriptedProvider:
         self.plans = plans or {}
         self.hosts: dict[str, ScriptedTerritory] = {}
 
-    async def boot(self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder,
-                   clock: MatchClock) -> tuple[dict[str, TerritoryHost], list[str]]:
+    async def boot(
+        self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
+    ) -> tuple[dict[str, TerritoryHost], list[str]]:
         for territory in manifest.territories:
             recorder.progress("boot", "starting scripted territory", territory.id)
             self.hosts[territory.id] = ScriptedTerritory(
-                territory.id, self.plans.get(territory.id, ScriptedPlan()), clock.elapsed_ms,
-                match_dir.territory_directory(territory.id))
+                territory.id,
+                self.plans.get(territory.id, ScriptedPlan()),
+                clock.elapsed_ms,
+                match_dir.territory_directory(territory.id),
+            )
             recorder.progress("ssh", "preflight passed (scripted)", territory.id)
         return dict(self.hosts), sorted(self.hosts)
 
@@ -55,12 +59,12 @@ class ScriptedLauncher:
     scripts: dict[str, AgentScript] = field(default_factory=dict)
     started: dict[str, ScriptedAgent] = field(default_factory=dict)
 
-    async def start(self, agent: AgentSpec, files: AgentFiles, host: TerritoryHost,
-                    clock: MatchClock) -> AgentHandle:
+    async def start(self, agent: AgentSpec, files: AgentFiles, host: TerritoryHost, clock: MatchClock) -> AgentHandle:
         script = self.scripts.get(agent.id, AgentScript())
         now = clock.source.now
         finishes_at = None if script.finishes_after is None else now() + script.finishes_after
-        handle = ScriptedAgent(agent.id, agent.territory, now, finishes_at, script.status, script.summary,
-                               obeys_stop=script.obeys_stop)
+        handle = ScriptedAgent(
+            agent.id, agent.territory, now, finishes_at, script.status, script.summary, obeys_stop=script.obeys_stop
+        )
         self.started[agent.id] = handle
         return handle

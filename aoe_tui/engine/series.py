@@ -75,8 +75,13 @@ def rotate(manifest: Manifest, round_number: int) -> Manifest:
     """Round r seats every agent r-1 territories further along the manifest's order (round 1 = as written)."""
     order = [t.id for t in manifest.territories]
     shift = round_number - 1
-    agents = [{**a.model_dump(mode="json", by_alias=True),
-               "territory": order[(order.index(a.territory) + shift) % len(order)]} for a in manifest.agents]
+    agents = [
+        {
+            **a.model_dump(mode="json", by_alias=True),
+            "territory": order[(order.index(a.territory) + shift) % len(order)],
+        }
+        for a in manifest.agents
+    ]
     return Manifest.model_validate({**manifest.to_json(), "agents": agents})
 
 
@@ -85,9 +90,17 @@ def compatibility_key_of(manifest: Manifest, manifest_path: Path) -> str:
 
 
 class SeriesRunner(Stoppable):
-    def __init__(self, manifest_path: Path, output: Path, make_runner: RunnerFactory, rounds: int | None = None,
-                 fresh: bool = False, replays: int = DEFAULT_REPLAYS, report: Report = print,
-                 wall_clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        manifest_path: Path,
+        output: Path,
+        make_runner: RunnerFactory,
+        rounds: int | None = None,
+        fresh: bool = False,
+        replays: int = DEFAULT_REPLAYS,
+        report: Report = print,
+        wall_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if rounds is not None and rounds < 1:
             raise AoeError(f"--rounds {rounds}: must be 1 or more")
         if replays < 0:
@@ -126,8 +139,10 @@ class SeriesRunner(Stoppable):
                 raise
             asyncio.current_task().uncancel()
             self._set_aside_leftovers()
-            self.report(f"series stopped ({self.stop_reason}): {self.checkpoint['rounds_completed']}/"
-                        f"{self.checkpoint['rounds_requested']} rounds decided; run the same command to resume")
+            self.report(
+                f"series stopped ({self.stop_reason}): {self.checkpoint['rounds_completed']}/"
+                f"{self.checkpoint['rounds_requested']} rounds decided; run the same command to resume"
+            )
             raise SeriesStopped(self.stop_reason) from None
         self.report(f"series complete: {self.checkpoint['rounds_completed']} rounds; {self.path}")
         return self.checkpoint
@@ -145,28 +160,41 @@ class SeriesRunner(Stoppable):
                 f"{self.path}: cannot resume, the contest changed since this series began (compatibility key "
                 f"{str(existing.get('compatibility_key'))[:12]}… is now {self.key[:12]}…: rules, milestones, "
                 f"territories, brief or verifier scripts differ); rerun with --fresh to start a new series "
-                f"(this one is kept) or choose another --output")
+                f"(this one is kept) or choose another --output"
+            )
         if existing is None and self.output.exists() and any(self.output.iterdir()):
             raise AoeError(f"{self.output}: exists and holds no {SERIES_FILE}; choose another --output")
         if existing is None:
-            self.checkpoint = {"schema_version": SERIES_SCHEMA, "arena_id": self.manifest.arena.id,
-                               "rounds_requested": self.rounds or len(self.manifest.territories),
-                               "rounds_completed": 0, "rounds": [], "standings": [],
-                               "compatibility_key": self.key, "manifest": str(self.manifest_path)}
+            self.checkpoint = {
+                "schema_version": SERIES_SCHEMA,
+                "arena_id": self.manifest.arena.id,
+                "rounds_requested": self.rounds or len(self.manifest.territories),
+                "rounds_completed": 0,
+                "rounds": [],
+                "standings": [],
+                "compatibility_key": self.key,
+                "manifest": str(self.manifest_path),
+            }
             self.output.mkdir(parents=True, exist_ok=True)
             self._save()
-            self.report(f"series {self.manifest.arena.id}: {self.checkpoint['rounds_requested']} rounds with seat "
-                        f"rotation into {self.output}")
+            self.report(
+                f"series {self.manifest.arena.id}: {self.checkpoint['rounds_requested']} rounds with seat "
+                f"rotation into {self.output}"
+            )
             return
         self.checkpoint = existing
         if self.rounds is not None:
             if self.rounds < existing["rounds_completed"]:
-                raise AoeError(f"--rounds {self.rounds}: {existing['rounds_completed']} rounds are already decided "
-                               f"in {self.output}")
+                raise AoeError(
+                    f"--rounds {self.rounds}: {existing['rounds_completed']} rounds are already decided "
+                    f"in {self.output}"
+                )
             self.checkpoint["rounds_requested"] = self.rounds
         self._set_aside_leftovers()
-        self.report(f"resuming series {existing['arena_id']} in {self.output}: {existing['rounds_completed']}/"
-                    f"{self.checkpoint['rounds_requested']} rounds already decided (kept)")
+        self.report(
+            f"resuming series {existing['arena_id']} in {self.output}: {existing['rounds_completed']}/"
+            f"{self.checkpoint['rounds_requested']} rounds already decided (kept)"
+        )
 
     def _set_aside_leftovers(self) -> None:
         """A round folder without its checkpoint entry was interrupted: keep it as `round-NNN.interrupted-N`."""
@@ -184,14 +212,20 @@ class SeriesRunner(Stoppable):
         for attempt in range(1, self.replays + 2):
             output = self.output / round_name(number)
             last = attempt == self.replays + 1
-            self.report(f"round {number}/{total}" + (f" (replay {attempt - 1})" if attempt > 1 else "") +
-                        " started: " + ", ".join(f"{agent} @ {territory}" for agent, territory in seats.items()))
+            self.report(
+                f"round {number}/{total}"
+                + (f" (replay {attempt - 1})" if attempt > 1 else "")
+                + " started: "
+                + ", ".join(f"{agent} @ {territory}" for agent, territory in seats.items())
+            )
             world = await self._attempt(RoundPlan(number, attempt, manifest, output))
             if world is None or world.match_state != "finished":
                 why = "could not be played" if world is None else f"ended {world.match_state}"
                 if last:
-                    raise AoeError(f"round {number} {why} {attempt} times; the series stops here "
-                                   f"(run the same command to try again)")
+                    raise AoeError(
+                        f"round {number} {why} {attempt} times; the series stops here "
+                        f"(run the same command to try again)"
+                    )
                 kept = set_aside_name(output, "failed")
                 os.replace(output, kept)
                 self.report(f"round {number}: {why}; kept as {kept.name}, playing it again")
@@ -200,8 +234,10 @@ class SeriesRunner(Stoppable):
             if missing and not last:
                 kept = set_aside_name(output, "unavailable")
                 os.replace(output, kept)
-                self.report(f"round {number}: unavailable through no fault of their own: {', '.join(missing)} "
-                            f"({_sources(world, missing)}); kept as {kept.name}, replaying the round")
+                self.report(
+                    f"round {number}: unavailable through no fault of their own: {', '.join(missing)} "
+                    f"({_sources(world, missing)}); kept as {kept.name}, replaying the round"
+                )
                 continue
             self._record(number, output, seats, world, missing, attempt)
             self._round_seconds.append(self.wall_clock() - began)
@@ -215,20 +251,30 @@ class SeriesRunner(Stoppable):
         try:
             return await runner.run()
         except Exception as error:  # noqa: BLE001 - a boot or infrastructure failure ends the round, not the series
-            self.report(f"round {plan.number}: {type(error).__name__ + ': ' if not isinstance(error, AoeError) else ''}"
-                        f"{error}")
+            self.report(
+                f"round {plan.number}: {type(error).__name__ + ': ' if not isinstance(error, AoeError) else ''}{error}"
+            )
             return None
         finally:
             self.current = None
 
-    def _record(self, number: int, output: Path, seats: dict[str, str], world: World, forfeits: list[str],
-                attempt: int) -> None:
+    def _record(
+        self, number: int, output: Path, seats: dict[str, str], world: World, forfeits: list[str], attempt: int
+    ) -> None:
         winner = world.territories[world.winner].agent if world.winner in world.territories else None
-        self.checkpoint["rounds"].append({
-            "round": number, "output": str(output), "seats": seats, "winner_territory": world.winner,
-            "winner_agent": winner, "duration_ms": world.elapsed_ms,
-            "usage_agents": sorted(a for a, s in world.agents.items() if s.tokens_known or s.cost_known),
-            "forfeits": forfeits, "attempts": attempt})
+        self.checkpoint["rounds"].append(
+            {
+                "round": number,
+                "output": str(output),
+                "seats": seats,
+                "winner_territory": world.winner,
+                "winner_agent": winner,
+                "duration_ms": world.elapsed_ms,
+                "usage_agents": sorted(a for a, s in world.agents.items() if s.tokens_known or s.cost_known),
+                "forfeits": forfeits,
+                "attempts": attempt,
+            }
+        )
         self.checkpoint["rounds_completed"] = number
         self.checkpoint["standings"] = series_standings(series_seats(self.output))
         self._save()
@@ -240,12 +286,16 @@ class SeriesRunner(Stoppable):
         total, done = self.checkpoint["rounds_requested"], self.checkpoint["rounds_completed"]
         winner = world.territories[world.winner].agent if world.winner in world.territories else None
         forfeit_text = f"; forfeits: {', '.join(forfeits)}" if forfeits else ""
-        self.report(f"round {number}/{total} decided in {format_clock(world.elapsed_ms)}: winner "
-                    f"{winner or 'none'}" + (f" ({world.winner})" if world.winner else "") + forfeit_text)
+        self.report(
+            f"round {number}/{total} decided in {format_clock(world.elapsed_ms)}: winner "
+            f"{winner or 'none'}" + (f" ({world.winner})" if world.winner else "") + forfeit_text
+        )
         elapsed = self.wall_clock() - self._started_at
         left = (total - done) * sum(self._round_seconds) / len(self._round_seconds)
-        self.report(f"progress: {done}/{total} rounds done, {format_clock(int(elapsed * 1000))} elapsed, "
-                    f"about {format_clock(int(left * 1000))} left")
+        self.report(
+            f"progress: {done}/{total} rounds done, {format_clock(int(elapsed * 1000))} elapsed, "
+            f"about {format_clock(int(left * 1000))} left"
+        )
 
 
 def _sources(world: World, agents: list[str]) -> str:

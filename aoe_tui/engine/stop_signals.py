@@ -16,8 +16,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_WHY = {signal.SIGINT: "interrupted (SIGINT, Ctrl-C)", signal.SIGTERM: "terminated (SIGTERM)",
-        signal.SIGHUP: "its terminal was closed (SIGHUP)"}
+_WHY = {
+    signal.SIGINT: "interrupted (SIGINT, Ctrl-C)",
+    signal.SIGTERM: "terminated (SIGTERM)",
+    signal.SIGHUP: "its terminal was closed (SIGHUP)",
+}
 
 
 def stop_reason(signum: int) -> str:

@@ -56,8 +56,13 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
     full_env = {**basic_env(), **env, "AOE_EVIDENCE_FILE": str(evidence_file)}  # never the operator's secrets
     try:
         process = await asyncio.create_subprocess_exec(
-            str(script), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=full_env, start_new_session=True)
+            str(script),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            start_new_session=True,
+        )
     except OSError as error:
         return VerifierOutcome("broken", detail=f"cannot execute verifier {script.name}: {error.strerror}")
     stdout, stderr = HeadTail(), HeadTail()
@@ -65,8 +70,11 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
         await asyncio.wait_for(_drain(process, stdout, stderr), timeout)
     except _CapReached:
         await _reap(process)
-        return VerifierOutcome("failed", detail=f"{script.name} printed more than {PIPE_CAP_BYTES // 1024} KiB and was "
-                                                f"killed (a flood from the guest?): {last_line(stderr.text()) or ''}")
+        return VerifierOutcome(
+            "failed",
+            detail=f"{script.name} printed more than {PIPE_CAP_BYTES // 1024} KiB and was "
+            f"killed (a flood from the guest?): {last_line(stderr.text()) or ''}",
+        )
     except asyncio.TimeoutError:
         await _reap(process)
         return VerifierOutcome("timeout", detail=f"{script.name} did not finish within {timeout:g} s")
@@ -80,6 +88,7 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
 
 async def _drain(process: asyncio.subprocess.Process, stdout: HeadTail, stderr: HeadTail) -> None:
     """Read both pipes to EOF into their buffers and wait for the exit; raise _CapReached past the cap."""
+
     async def pump(reader: asyncio.StreamReader, buffer: HeadTail) -> None:
         while chunk := await reader.read(_READ_CHUNK):
             buffer.add(chunk)
@@ -107,8 +116,9 @@ def _judge(script: Path, code: int | None, stdout: str, stderr: str, evidence_fi
             with open(evidence_file, "rb") as handle:
                 raw = handle.read(EVIDENCE_CAP_BYTES + 1)
             if len(raw) > EVIDENCE_CAP_BYTES:
-                return VerifierOutcome("broken", detail=f"{script.name} wrote more than {EVIDENCE_CAP_BYTES // 1024} KiB "
-                                                        "of evidence")
+                return VerifierOutcome(
+                    "broken", detail=f"{script.name} wrote more than {EVIDENCE_CAP_BYTES // 1024} KiB of evidence"
+                )
             return VerifierOutcome("passed", evidence=json.loads(raw))
         except (OSError, ValueError):
             return VerifierOutcome("broken", detail=f"{script.name} exited 0 but wrote no evidence JSON")
@@ -132,8 +142,9 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
             pass
 
     try:
-        await asyncio.wait_for(asyncio.gather(discard(process.stdout), discard(process.stderr), process.wait()),
-                               _REAP_SECONDS)
+        await asyncio.wait_for(
+            asyncio.gather(discard(process.stdout), discard(process.stderr), process.wait()), _REAP_SECONDS
+        )
     except asyncio.TimeoutError:
         pass  # something kept a pipe open outside the group; the verdict stands
 

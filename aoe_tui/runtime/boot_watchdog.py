@@ -19,8 +19,12 @@ _POLL_SECONDS = 2.0
 _BOOTED_MARKER = b"login:"
 
 
-async def rescue_stalled_boot(console: Path, reset: Callable[[], Awaitable[None]],
-                              stall_seconds: float = STALL_SECONDS, poll_seconds: float = _POLL_SECONDS) -> bool:
+async def rescue_stalled_boot(
+    console: Path,
+    reset: Callable[[], Awaitable[None]],
+    stall_seconds: float = STALL_SECONDS,
+    poll_seconds: float = _POLL_SECONDS,
+) -> bool:
     """Wait until the boot stalls, then `reset()` once and return True; cancel this task once SSH answers."""
     last_size, last_change = -1, time.monotonic()
     while True:

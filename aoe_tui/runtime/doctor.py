@@ -47,8 +47,9 @@ def _tool(name: str, binary: str, package: str) -> Check:
     return Check(name, "fail", f"{binary} not found on PATH", f"apt-get install {package}")
 
 
-async def run_doctor(uri: str = DEFAULT_URI, base_port: int | None = None, territories: int = 3,
-                     clean: bool = False) -> list[Check]:
+async def run_doctor(
+    uri: str = DEFAULT_URI, base_port: int | None = None, territories: int = 3, clean: bool = False
+) -> list[Check]:
     checks = [
         _tool("qemu", QEMU, "qemu-system-x86"),
         _tool("qemu-img", "qemu-img", "qemu-utils"),
@@ -77,16 +78,20 @@ def report_json(checks: list[Check]) -> dict:
 def _virtlogd() -> Check:
     if os.path.exists(VIRTLOGD_SOCKET):
         return _ok("virtlogd", VIRTLOGD_SOCKET)
-    return Check("virtlogd", "fail", f"{VIRTLOGD_SOCKET} missing: libvirt cannot start domains without virtlogd",
-                 SERVICES_FIX)
+    return Check(
+        "virtlogd", "fail", f"{VIRTLOGD_SOCKET} missing: libvirt cannot start domains without virtlogd", SERVICES_FIX
+    )
 
 
 def _image() -> Check:
     info = cached_image()
     if info is not None:
         return _ok("guest image", f"{info.path} (recipe {info.recipe_hash})")
-    stale = [p.name for p in images_dir().glob("*") if p.is_dir() and not p.name.startswith(".")] \
-        if images_dir().is_dir() else []
+    stale = (
+        [p.name for p in images_dir().glob("*") if p.is_dir() and not p.name.startswith(".")]
+        if images_dir().is_dir()
+        else []
+    )
     detail = f"no current image at {image_dir()}" + (f" (stale: {', '.join(stale)})" if stale else "")
     return Check("guest image", "fail", detail, "aoe image build")
 
@@ -99,8 +104,12 @@ def _accel() -> Check:
         return Check("accelerator", "fail", str(error), "unset AOE_ACCEL or set it to kvm or tcg")
     if choice.accel == "kvm":
         return _ok("accelerator", f"KVM ({choice.reason})")
-    return Check("accelerator", "warn", f"TCG software emulation, guests boot slowly: {choice.reason}",
-                 "nothing to do; AOE_ACCEL=kvm forces KVM once it works")
+    return Check(
+        "accelerator",
+        "warn",
+        f"TCG software emulation, guests boot slowly: {choice.reason}",
+        "nothing to do; AOE_ACCEL=kvm forces KVM once it works",
+    )
 
 
 def _ports(base_port: int | None, territories: int) -> Check:
@@ -135,9 +144,12 @@ async def _leftovers(hypervisor: Hypervisor, clean: bool) -> Check:
     leftovers = await leftover_domains(hypervisor)
     if not leftovers:
         return _ok("leftover VMs", "none")
-    return Check("leftover VMs", "warn", f"{len(leftovers)} from crashed runs: {', '.join(r.name for r in leftovers)}",
-                 "aoe doctor --clean")
-
+    return Check(
+        "leftover VMs",
+        "warn",
+        f"{len(leftovers)} from crashed runs: {', '.join(r.name for r in leftovers)}",
+        "aoe doctor --clean",
+    )
 
 
 def qemu_user_check(conf: Path = QEMU_CONF) -> Check:
@@ -148,7 +160,14 @@ def qemu_user_check(conf: Path = QEMU_CONF) -> Check:
     """
     choice = configured_user(conf)
     if not choice.unprivileged:
-        return Check("qemu user", "warn", choice.reason,
-                     f'set user = "{DEFAULT_USER}" and dynamic_ownership = 1 in {conf}, then restart libvirtd')
-    return _ok("qemu user", f"{choice.reason}; a match directory that uid {choice.uid} cannot enter "
-                            "(e.g. under /root) runs its guests as root")
+        return Check(
+            "qemu user",
+            "warn",
+            choice.reason,
+            f'set user = "{DEFAULT_USER}" and dynamic_ownership = 1 in {conf}, then restart libvirtd',
+        )
+    return _ok(
+        "qemu user",
+        f"{choice.reason}; a match directory that uid {choice.uid} cannot enter "
+        "(e.g. under /root) runs its guests as root",
+    )

@@ -64,17 +64,25 @@ class DomainSpec:
         return f"console=ttyS0 root=/dev/vda rw net.ifnames=0 systemd.hostname={self.territory_id}"
 
     def netdev_arg(self) -> str:
-        return (f"user,id=n0,restrict=on,"
-                f"hostfwd=tcp:{LOOPBACK}:{self.ssh_port}-:22,"
-                f"hostfwd=tcp:{LOOPBACK}:{self.service_port}-:{self.guest_service_port}")
+        return (
+            f"user,id=n0,restrict=on,"
+            f"hostfwd=tcp:{LOOPBACK}:{self.ssh_port}-:22,"
+            f"hostfwd=tcp:{LOOPBACK}:{self.service_port}-:{self.guest_service_port}"
+        )
 
 
 def render_domain_xml(spec: DomainSpec) -> str:
     domain = ET.Element("domain", type=spec.domain_type)
     _text(domain, "name", spec.name)
     metadata = ET.SubElement(domain, "metadata")
-    ET.SubElement(metadata, f"{{{OWNER_NS}}}owner", pid=str(spec.owner_pid), host=spec.owner_host,
-                  kind=spec.owner_kind, territory=spec.territory_id)
+    ET.SubElement(
+        metadata,
+        f"{{{OWNER_NS}}}owner",
+        pid=str(spec.owner_pid),
+        host=spec.owner_host,
+        kind=spec.owner_kind,
+        territory=spec.territory_id,
+    )
     _text(domain, "memory", str(spec.memory_mib), unit="MiB")
     _text(domain, "vcpu", str(spec.vcpus))
     oem = ET.SubElement(ET.SubElement(domain, "sysinfo", type="smbios"), "oemStrings")

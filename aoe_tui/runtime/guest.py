@@ -58,8 +58,9 @@ class TerritoryConfig:
 
 
 class TerritoryVM:
-    def __init__(self, config: TerritoryConfig, hypervisor: Hypervisor, keys: MatchKeys, image: ImageInfo,
-                 accel: AccelChoice) -> None:
+    def __init__(
+        self, config: TerritoryConfig, hypervisor: Hypervisor, keys: MatchKeys, image: ImageInfo, accel: AccelChoice
+    ) -> None:
         self.config = config
         self.hypervisor = hypervisor
         self.keys = keys
@@ -95,18 +96,33 @@ class TerritoryVM:
     def domain_spec(self) -> DomainSpec:
         c = self.config
         return DomainSpec(
-            name=self.name, territory_id=c.territory_id, domain_type=self.accel.domain_type, vcpus=c.vcpus,
-            memory_mib=c.memory_mib, kernel=self.image.kernel, initrd=self.image.initrd, disk=self.overlay_path,
-            console_log=self.console_path, ssh_port=c.ports.ssh, service_port=c.ports.service,
-            guest_service_port=c.guest_service_port, authorized_key=self.keys.public_key_openssh(),
-            owner_pid=os.getpid(), owner_host=socket.gethostname(), owner_kind=c.owner_kind,
-            base_image=self.image.path, unprivileged_qemu=c.unprivileged_qemu)
+            name=self.name,
+            territory_id=c.territory_id,
+            domain_type=self.accel.domain_type,
+            vcpus=c.vcpus,
+            memory_mib=c.memory_mib,
+            kernel=self.image.kernel,
+            initrd=self.image.initrd,
+            disk=self.overlay_path,
+            console_log=self.console_path,
+            ssh_port=c.ports.ssh,
+            service_port=c.ports.service,
+            guest_service_port=c.guest_service_port,
+            authorized_key=self.keys.public_key_openssh(),
+            owner_pid=os.getpid(),
+            owner_host=socket.gethostname(),
+            owner_kind=c.owner_kind,
+            base_image=self.image.path,
+            unprivileged_qemu=c.unprivileged_qemu,
+        )
 
     async def boot(self) -> None:
         """Start the domain (creating the overlay on first boot); does not wait for SSH."""
         if await self.hypervisor.state(self.name) is not None:
-            raise AoeError(f"territory {self.territory_id}: domain {self.name} already exists on "
-                           f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`")
+            raise AoeError(
+                f"territory {self.territory_id}: domain {self.name} already exists on "
+                f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`"
+            )
         if not self.overlay_path.exists():
             await asyncio.to_thread(create_overlay, self.image.path, self.overlay_path, self.disk_mib)
             self.keys.forget(LOOPBACK, self.ssh_port)  # a new disk means new host keys
@@ -139,8 +155,10 @@ class TerritoryVM:
             return
         result = await self.ssh.run("resize2fs /dev/vda", timeout=120)
         if result.exit_status != 0:
-            raise AoeError(f"territory {self.territory_id}: could not grow the root filesystem to {self.disk_mib} MiB: "
-                           f"{(result.stderr or result.stdout).strip().splitlines()[-1:]}")
+            raise AoeError(
+                f"territory {self.territory_id}: could not grow the root filesystem to {self.disk_mib} MiB: "
+                f"{(result.stderr or result.stdout).strip().splitlines()[-1:]}"
+            )
 
     async def wait_for_ssh(self, timeout: float, stall_seconds: float = STALL_SECONDS) -> float:
         """Wait until SSH answers; returns the seconds it took. The error carries the console tail.
@@ -190,8 +208,9 @@ class TerritoryVM:
         caused: Cause = "acpi"
         try:
             await self.hypervisor.reboot_acpi(self.name)
-            rebooted = await self._wait_until(lambda: self._rebooted_since(events_seen),
-                                              min(acpi_grace, deadline - time.monotonic()))
+            rebooted = await self._wait_until(
+                lambda: self._rebooted_since(events_seen), min(acpi_grace, deadline - time.monotonic())
+            )
         except GuestGone:
             raise
         except AoeError:
@@ -205,13 +224,18 @@ class TerritoryVM:
             await self.hypervisor.reset(self.name)
         self.ssh.drop()
         if not await self._wait_until(console.saw_banner, deadline - time.monotonic()):
-            raise AoeError(f"territory {self.territory_id}: the guest did not come back within {timeout:g} s of the "
-                           f"{caused} reboot (no fresh kernel boot on the serial console); "
-                           f"console tail: {self.console_tail(6, separator=' | ')}")
+            raise AoeError(
+                f"territory {self.territory_id}: the guest did not come back within {timeout:g} s of the "
+                f"{caused} reboot (no fresh kernel boot on the serial console); "
+                f"console tail: {self.console_tail(6, separator=' | ')}"
+            )
         await self._connect_before(deadline, caused)
         after = await self._boot_id_or_none()
-        proven = (("libvirt-event",) if self._rebooted_since(events_seen) else ()) \
-            + (("referee-reset",) if caused == "reset-fallback" else ()) + ("console-banner",)
+        proven = (
+            (("libvirt-event",) if self._rebooted_since(events_seen) else ())
+            + (("referee-reset",) if caused == "reset-fallback" else ())
+            + ("console-banner",)
+        )
         proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner)
         return dataclasses.replace(proof, proven_by=proven + ("boot-id",)) if proof.boot_id_changed else proof
 
@@ -242,9 +266,10 @@ class TerritoryVM:
         try:
             await self.ssh.connect(max(deadline - time.monotonic(), 1))
         except SSHUnavailable as error:
-            raise AoeError(f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "
-                           f"but SSH did not answer ({error}); console tail: {self.console_tail(6, separator=' | ')}"
-                           ) from None
+            raise AoeError(
+                f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "
+                f"but SSH did not answer ({error}); console tail: {self.console_tail(6, separator=' | ')}"
+            ) from None
         finally:
             watchdog.cancel()
 
@@ -270,8 +295,10 @@ class TerritoryVM:
                 last_error = str(error)
             self.ssh.drop()
             await asyncio.sleep(1)
-        raise AoeError(f"territory {self.territory_id}: guest did not come back from reset with a new boot id "
-                       f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}")
+        raise AoeError(
+            f"territory {self.territory_id}: guest did not come back from reset with a new boot id "
+            f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}"
+        )
 
     async def suspend(self) -> None:
         await self.hypervisor.suspend(self.name)

@@ -83,9 +83,7 @@ action=/usr/bin/systemctl --no-block reboot
 """
 
 _FILES = {
-    "etc/network/interfaces": (
-        "auto lo\niface lo inet loopback\n\nallow-hotplug eth0\niface eth0 inet dhcp\n"
-    ),
+    "etc/network/interfaces": ("auto lo\niface lo inet loopback\n\nallow-hotplug eth0\niface eth0 inet dhcp\n"),
     "etc/ssh/sshd_config.d/aoe.conf": (
         "HostKey /etc/ssh/ssh_host_ed25519_key\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n"
         "KbdInteractiveAuthentication no\nUseDNS no\nMaxStartups 64:30:128\n"
@@ -102,8 +100,14 @@ _FILES = {
 _ENABLED_UNITS = ("multi-user.target.wants/" + SLOT_UNIT, "multi-user.target.wants/aoe-ssh-hostkeys.service")
 # Periodic jobs and screen gettys (there is no screen, only the serial console)
 # that would burn the guest's scarce TCG CPU during a race.
-_MASKED_UNITS = ("apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
-                 "getty-static.service", "getty@tty1.service")
+_MASKED_UNITS = (
+    "apt-daily.timer",
+    "apt-daily-upgrade.timer",
+    "e2scrub_all.timer",
+    "e2scrub_reap.service",
+    "getty-static.service",
+    "getty@tty1.service",
+)
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,19 @@ class GuestRecipe:
     suite: str = "bookworm"
     variant: str = "minbase"
     packages: tuple[str, ...] = (
-        "systemd-sysv", "openssh-server", "python3", "sqlite3", "curl", "jq", "procps",
-        "iproute2", "linux-image-cloud-amd64", "udev", "ifupdown", "isc-dhcp-client", "acpid",
+        "systemd-sysv",
+        "openssh-server",
+        "python3",
+        "sqlite3",
+        "curl",
+        "jq",
+        "procps",
+        "iproute2",
+        "linux-image-cloud-amd64",
+        "udev",
+        "ifupdown",
+        "isc-dhcp-client",
+        "acpid",
     )
     disk_mib: int = 4096
     preinstall_files: dict[str, str] = field(default_factory=lambda: dict(_PREINSTALL_FILES))
@@ -129,8 +144,12 @@ class GuestRecipe:
     def mmdebstrap_command(self, target: Path) -> list[str]:
         hooks = [f"--setup-hook={_write_file_hook(path, text)}" for path, text in self.preinstall_files.items()]
         return [
-            "mmdebstrap", f"--variant={self.variant}", f"--include={','.join(self.packages)}", *hooks,
-            self.suite, str(target),
+            "mmdebstrap",
+            f"--variant={self.variant}",
+            f"--include={','.join(self.packages)}",
+            *hooks,
+            self.suite,
+            str(target),
         ]
 
     def apply(self, rootfs: Path) -> None:
@@ -155,8 +174,7 @@ def _write_file_hook(path: str, text: str) -> str:
     """A shell hook writing `text` to `$1/path` (base64, so no quoting can break it); scripts stay executable."""
     encoded = base64.b64encode(text.encode()).decode()
     mode = "755" if text.startswith("#!") else "644"
-    return (f'mkdir -p "$1/{Path(path).parent}" && echo {encoded} | base64 -d > "$1/{path}" '
-            f'&& chmod {mode} "$1/{path}"')
+    return f'mkdir -p "$1/{Path(path).parent}" && echo {encoded} | base64 -d > "$1/{path}" && chmod {mode} "$1/{path}"'
 
 
 def _replace_symlink(link: Path, target: str) -> None:

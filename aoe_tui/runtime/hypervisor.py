@@ -28,25 +28,40 @@ KEEPALIVE_INTERVAL_S = 5
 KEEPALIVE_COUNT = 3
 
 _STATE_NAMES = {
-    libvirt.VIR_DOMAIN_RUNNING: "running", libvirt.VIR_DOMAIN_PAUSED: "paused",
-    libvirt.VIR_DOMAIN_SHUTOFF: "shutoff", libvirt.VIR_DOMAIN_SHUTDOWN: "shutting-down",
-    libvirt.VIR_DOMAIN_CRASHED: "crashed", libvirt.VIR_DOMAIN_BLOCKED: "running",
-    libvirt.VIR_DOMAIN_PMSUSPENDED: "pmsuspended", libvirt.VIR_DOMAIN_NOSTATE: "nostate",
+    libvirt.VIR_DOMAIN_RUNNING: "running",
+    libvirt.VIR_DOMAIN_PAUSED: "paused",
+    libvirt.VIR_DOMAIN_SHUTOFF: "shutoff",
+    libvirt.VIR_DOMAIN_SHUTDOWN: "shutting-down",
+    libvirt.VIR_DOMAIN_CRASHED: "crashed",
+    libvirt.VIR_DOMAIN_BLOCKED: "running",
+    libvirt.VIR_DOMAIN_PMSUSPENDED: "pmsuspended",
+    libvirt.VIR_DOMAIN_NOSTATE: "nostate",
 }
 _PAUSED_REASONS = {
-    libvirt.VIR_DOMAIN_PAUSED_USER: "user", libvirt.VIR_DOMAIN_PAUSED_IOERROR: "ioerror",
-    libvirt.VIR_DOMAIN_PAUSED_WATCHDOG: "watchdog", libvirt.VIR_DOMAIN_PAUSED_CRASHED: "crashed",
-    libvirt.VIR_DOMAIN_PAUSED_STARTING_UP: "starting-up", libvirt.VIR_DOMAIN_PAUSED_UNKNOWN: "unknown",
+    libvirt.VIR_DOMAIN_PAUSED_USER: "user",
+    libvirt.VIR_DOMAIN_PAUSED_IOERROR: "ioerror",
+    libvirt.VIR_DOMAIN_PAUSED_WATCHDOG: "watchdog",
+    libvirt.VIR_DOMAIN_PAUSED_CRASHED: "crashed",
+    libvirt.VIR_DOMAIN_PAUSED_STARTING_UP: "starting-up",
+    libvirt.VIR_DOMAIN_PAUSED_UNKNOWN: "unknown",
 }
 _LIFECYCLE_NAMES = {
-    libvirt.VIR_DOMAIN_EVENT_STARTED: "started", libvirt.VIR_DOMAIN_EVENT_SUSPENDED: "suspended",
-    libvirt.VIR_DOMAIN_EVENT_RESUMED: "resumed", libvirt.VIR_DOMAIN_EVENT_STOPPED: "stopped",
-    libvirt.VIR_DOMAIN_EVENT_SHUTDOWN: "shutdown", libvirt.VIR_DOMAIN_EVENT_CRASHED: "crashed",
-    libvirt.VIR_DOMAIN_EVENT_DEFINED: "defined", libvirt.VIR_DOMAIN_EVENT_UNDEFINED: "undefined",
+    libvirt.VIR_DOMAIN_EVENT_STARTED: "started",
+    libvirt.VIR_DOMAIN_EVENT_SUSPENDED: "suspended",
+    libvirt.VIR_DOMAIN_EVENT_RESUMED: "resumed",
+    libvirt.VIR_DOMAIN_EVENT_STOPPED: "stopped",
+    libvirt.VIR_DOMAIN_EVENT_SHUTDOWN: "shutdown",
+    libvirt.VIR_DOMAIN_EVENT_CRASHED: "crashed",
+    libvirt.VIR_DOMAIN_EVENT_DEFINED: "defined",
+    libvirt.VIR_DOMAIN_EVENT_UNDEFINED: "undefined",
 }
 
-_CONNECTION_LOST = (libvirt.VIR_ERR_SYSTEM_ERROR, libvirt.VIR_ERR_RPC, libvirt.VIR_ERR_NO_CONNECT,
-                    libvirt.VIR_ERR_INVALID_CONN)
+_CONNECTION_LOST = (
+    libvirt.VIR_ERR_SYSTEM_ERROR,
+    libvirt.VIR_ERR_RPC,
+    libvirt.VIR_ERR_NO_CONNECT,
+    libvirt.VIR_ERR_INVALID_CONN,
+)
 
 EventListener = Callable[[str], None]
 
@@ -100,10 +115,13 @@ class Hypervisor:
 
     async def _subscribe_events(self) -> None:
         await self.call(self._connection.setKeepAlive, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT)
-        for event_id, callback in ((libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE, self._on_lifecycle),
-                                   (libvirt.VIR_DOMAIN_EVENT_ID_REBOOT, self._on_reboot)):
+        for event_id, callback in (
+            (libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE, self._on_lifecycle),
+            (libvirt.VIR_DOMAIN_EVENT_ID_REBOOT, self._on_reboot),
+        ):
             self._callback_ids.append(
-                await self.call(self._connection.domainEventRegisterAny, None, event_id, callback, None))
+                await self.call(self._connection.domainEventRegisterAny, None, event_id, callback, None)
+            )
 
     def _on_lifecycle(self, _conn: Any, domain: libvirt.virDomain, event: int, _detail: int, _opaque: Any) -> None:
         self._notify(domain.name(), _LIFECYCLE_NAMES.get(event, f"event-{event}"))
@@ -131,8 +149,10 @@ class Hypervisor:
                 raise
             if await self._still_connected():
                 raise AoeError(f"libvirt at {self.uri}: {error.get_error_message()}") from None
-            raise AoeError(f"lost the connection to libvirtd at {self.uri} ({socket_hint(self.uri)}): "
-                           f"{error.get_error_message()}; is it still running? (scripts/services)") from None
+            raise AoeError(
+                f"lost the connection to libvirtd at {self.uri} ({socket_hint(self.uri)}): "
+                f"{error.get_error_message()}; is it still running? (scripts/services)"
+            ) from None
 
     async def _still_connected(self) -> bool:
         """A system error (say, a file libvirtd cannot open) is not a lost daemon: ask the connection."""
@@ -230,8 +250,13 @@ class Hypervisor:
         except libvirt.libvirtError:
             return DomainRecord(name, "unknown", None, None, None)
         pid = owner.get("pid")
-        return DomainRecord(name, _STATE_NAMES.get(state, f"state-{state}"),
-                            int(pid) if pid and pid.isdigit() else None, owner.get("host"), owner.get("kind"))
+        return DomainRecord(
+            name,
+            _STATE_NAMES.get(state, f"state-{state}"),
+            int(pid) if pid and pid.isdigit() else None,
+            owner.get("host"),
+            owner.get("kind"),
+        )
 
     async def close(self) -> None:
         callback_ids, self._callback_ids = self._callback_ids, []

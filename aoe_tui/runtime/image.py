@@ -24,8 +24,14 @@ Progress = Callable[[str], None]
 MANIFEST = "image.json"
 # The unpacked rootfs plus the raw image need about this much room while building.
 _NEEDED_FREE_MIB = 2500
-_FETCH_FAILURE_MARKERS = ("Failed to fetch", "Unable to locate package", "Temporary failure resolving",
-                          "Could not resolve", "has no installation candidate", "Unable to fetch")
+_FETCH_FAILURE_MARKERS = (
+    "Failed to fetch",
+    "Unable to locate package",
+    "Temporary failure resolving",
+    "Could not resolve",
+    "has no installation candidate",
+    "Unable to fetch",
+)
 
 
 @dataclass(frozen=True)
@@ -107,10 +113,17 @@ def _assemble(recipe: GuestRecipe, work: Path, say: Progress) -> None:
     say(f"mkfs.ext4 -d: {recipe.disk_mib} MiB raw image")
     with open(raw, "wb") as handle:
         handle.truncate(recipe.disk_mib * 1024 * 1024)
-    _run_logged(["mkfs.ext4", "-q", "-F", "-L", "aoe-root", "-d", str(rootfs), str(raw)], say, work, package="e2fsprogs")
+    _run_logged(
+        ["mkfs.ext4", "-q", "-F", "-L", "aoe-root", "-d", str(rootfs), str(raw)], say, work, package="e2fsprogs"
+    )
     shutil.rmtree(rootfs)
-    manifest = {"recipe_hash": recipe.digest(), "suite": recipe.suite, "packages": list(recipe.packages),
-                "kernel": kernel.name, "built_at": time.time()}
+    manifest = {
+        "recipe_hash": recipe.digest(),
+        "suite": recipe.suite,
+        "packages": list(recipe.packages),
+        "kernel": kernel.name,
+        "built_at": time.time(),
+    }
     (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -118,7 +131,9 @@ def _boot_files(rootfs: Path) -> tuple[Path, Path]:
     kernels = sorted((rootfs / "boot").glob("vmlinuz-*"))
     initrds = sorted((rootfs / "boot").glob("initrd.img-*"))
     if not kernels or not initrds:
-        raise AoeError(f"guest image: no kernel/initrd under {rootfs / 'boot'} (is linux-image-cloud-amd64 in the recipe?)")
+        raise AoeError(
+            f"guest image: no kernel/initrd under {rootfs / 'boot'} (is linux-image-cloud-amd64 in the recipe?)"
+        )
     return kernels[-1], initrds[-1]
 
 
@@ -128,8 +143,9 @@ def _run_logged(command: list[str], say: Progress, work: Path, package: str) -> 
     if shutil.which(tool) is None:
         raise AoeError(f"{tool} is not installed; install it with `apt-get install {package}`")
     tail: list[str] = []
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace") as process:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    ) as process:
         assert process.stdout is not None
         for line in process.stdout:
             line = line.rstrip()
@@ -139,10 +155,17 @@ def _run_logged(command: list[str], say: Progress, work: Path, package: str) -> 
         return
     output = "\n".join(tail)
     if "No space left on device" in output:
-        raise AoeError(f"{tool}: disk full while building the image in {work.parent}; free space and rerun `aoe image build`")
+        raise AoeError(
+            f"{tool}: disk full while building the image in {work.parent}; free space and rerun `aoe image build`"
+        )
     if any(marker in output for marker in _FETCH_FAILURE_MARKERS):
-        reason = next((line for line in reversed(tail) if any(m in line for m in _FETCH_FAILURE_MARKERS)), tail[-1] if tail else "")
-        raise AoeError(f"{tool} could not fetch packages from the Debian mirror ({reason.strip()}); check the network and rerun `aoe image build`")
+        reason = next(
+            (line for line in reversed(tail) if any(m in line for m in _FETCH_FAILURE_MARKERS)),
+            tail[-1] if tail else "",
+        )
+        raise AoeError(
+            f"{tool} could not fetch packages from the Debian mirror ({reason.strip()}); check the network and rerun `aoe image build`"
+        )
     last = tail[-1] if tail else "no output"
     raise AoeError(f"{tool} failed with exit {process.returncode}: {last}")
 
@@ -150,4 +173,6 @@ def _run_logged(command: list[str], say: Progress, work: Path, package: str) -> 
 def _check_free_space(root: Path) -> None:
     free_mib = shutil.disk_usage(root).free // (1024 * 1024)
     if free_mib < _NEEDED_FREE_MIB:
-        raise AoeError(f"disk full: {root} has {free_mib} MiB free, building the guest image needs {_NEEDED_FREE_MIB} MiB")
+        raise AoeError(
+            f"disk full: {root} has {free_mib} MiB free, building the guest image needs {_NEEDED_FREE_MIB} MiB"
+        )

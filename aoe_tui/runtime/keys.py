@@ -83,9 +83,22 @@ class MatchKeys:
 
     def openssh_argv(self, host: str, port: int) -> list[str]:
         """The `ssh` invocation that logs in as root with this identity and these pins."""
-        return ["ssh", "-i", str(self.private_key_path), "-p", str(port),
-                "-o", f"UserKnownHostsFile={self.known_hosts_path}", "-o", "StrictHostKeyChecking=yes",
-                "-o", "IdentitiesOnly=yes", "-o", "PasswordAuthentication=no", f"root@{host}"]
+        return [
+            "ssh",
+            "-i",
+            str(self.private_key_path),
+            "-p",
+            str(port),
+            "-o",
+            f"UserKnownHostsFile={self.known_hosts_path}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "PasswordAuthentication=no",
+            f"root@{host}",
+        ]
 
     def forget(self, host: str, port: int) -> None:
         """Drop the pin for host:port, for a port reused by a brand-new guest."""

@@ -56,8 +56,10 @@ def choose_accel(kernel: Path | None) -> AccelChoice:
 
 def _probe_key(kernel: Path | None) -> dict[str, str]:
     host_boot = Path("/proc/sys/kernel/random/boot_id")
-    return {"host_boot_id": host_boot.read_text().strip() if host_boot.exists() else "",
-            "kernel": str(kernel) if kernel is not None and kernel.is_file() else ""}
+    return {
+        "host_boot_id": host_boot.read_text().strip() if host_boot.exists() else "",
+        "kernel": str(kernel) if kernel is not None and kernel.is_file() else "",
+    }
 
 
 def _cached_probe(kernel: Path | None) -> AccelChoice:
@@ -84,8 +86,23 @@ def probe_kvm(kernel: Path | None, seconds: float = PROBE_SECONDS) -> AccelChoic
         return AccelChoice("tcg", "no guest kernel to probe KVM with (build the image first)")
     if shutil.which(QEMU) is None:
         return AccelChoice("tcg", f"{QEMU} not found")
-    command = [QEMU, "-accel", "kvm", "-nodefaults", "-display", "none", "-no-reboot", "-m", "256",
-               "-serial", "stdio", "-kernel", str(kernel), "-append", "console=ttyS0 panic=-1"]
+    command = [
+        QEMU,
+        "-accel",
+        "kvm",
+        "-nodefaults",
+        "-display",
+        "none",
+        "-no-reboot",
+        "-m",
+        "256",
+        "-serial",
+        "stdio",
+        "-kernel",
+        str(kernel),
+        "-append",
+        "console=ttyS0 panic=-1",
+    ]
     if _prints_banner(command, seconds):
         return AccelChoice("kvm", f"KVM guest printed its kernel banner within {seconds:.0f} s")
     return AccelChoice("tcg", f"KVM guest printed nothing within {seconds:.0f} s (broken nested KVM); using TCG")

@@ -80,14 +80,26 @@ def _free_port_pair(base_port: int) -> tuple[int, int]:
 
 def _territory_vm(state: VMState, hypervisor: Hypervisor, image: ImageInfo, accel: AccelChoice) -> TerritoryVM:
     config = TerritoryConfig(
-        match_id=MATCH_ID, territory_id=state.name, vcpus=state.vcpus, memory_mib=state.memory_mib,
+        match_id=MATCH_ID,
+        territory_id=state.name,
+        vcpus=state.vcpus,
+        memory_mib=state.memory_mib,
         directory=MatchLayout(vm_dir(state.name)).territory_directory(state.name),
-        ports=TerritoryPorts(state.ssh_port, state.service_port), uri=state.uri, owner_kind=OWNER_KIND_MANUAL)
+        ports=TerritoryPorts(state.ssh_port, state.service_port),
+        uri=state.uri,
+        owner_kind=OWNER_KIND_MANUAL,
+    )
     return TerritoryVM(config, hypervisor, MatchKeys.ensure(vm_dir(state.name) / "ssh"), image, accel)
 
 
-async def vm_up(name: str, vcpus: int = 1, memory_mib: int = 1024, uri: str = DEFAULT_URI,
-                base_port: int = MANUAL_BASE_PORT, ssh_timeout: float = 240.0) -> tuple[TerritoryVM, float]:
+async def vm_up(
+    name: str,
+    vcpus: int = 1,
+    memory_mib: int = 1024,
+    uri: str = DEFAULT_URI,
+    base_port: int = MANUAL_BASE_PORT,
+    ssh_timeout: float = 240.0,
+) -> tuple[TerritoryVM, float]:
     """Boot (or re-boot, keeping its disk) the named VM; returns it and the seconds to SSH."""
     state = load_state(name)
     if state is None:

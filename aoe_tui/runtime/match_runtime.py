@@ -42,9 +42,15 @@ class TerritorySpec:
 class MatchRuntime:
     """VMs of one match. Layout in `match_dir`: `ssh/<id>/` (that territory's key, known_hosts), `territories/<id>/`."""
 
-    def __init__(self, match_dir: Path, match_id: str, territories: Sequence[TerritorySpec],
-                 base_port: int | None = None, image: ImageInfo | None = None,
-                 ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        match_dir: Path,
+        match_id: str,
+        territories: Sequence[TerritorySpec],
+        base_port: int | None = None,
+        image: ImageInfo | None = None,
+        ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S,
+    ) -> None:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
             raise AoeError(f"match {match_id}: territory ids must be unique, got {', '.join(ids)}")
@@ -91,14 +97,24 @@ class MatchRuntime:
         layout = MatchLayout(self.match_dir)
         for spec in self.territories:
             config = TerritoryConfig(
-                match_id=self.match_id, territory_id=spec.territory_id, vcpus=spec.vcpus,
-                memory_mib=spec.memory_mib, directory=layout.territory_directory(spec.territory_id),
-                ports=self.ports[spec.territory_id], uri=spec.uri, guest_service_port=spec.guest_service_port,
-                disk_mib=spec.disk_mib, unprivileged_qemu=self.qemu_user.unprivileged)
-            keys = self.keys[spec.territory_id] = MatchKeys.for_territory(layout.ssh_directory(spec.territory_id),
-                                                                          self.match_id, spec.territory_id)
+                match_id=self.match_id,
+                territory_id=spec.territory_id,
+                vcpus=spec.vcpus,
+                memory_mib=spec.memory_mib,
+                directory=layout.territory_directory(spec.territory_id),
+                ports=self.ports[spec.territory_id],
+                uri=spec.uri,
+                guest_service_port=spec.guest_service_port,
+                disk_mib=spec.disk_mib,
+                unprivileged_qemu=self.qemu_user.unprivileged,
+            )
+            keys = self.keys[spec.territory_id] = MatchKeys.for_territory(
+                layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
+            )
             self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel)
-        check_disk_room(self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()})
+        check_disk_room(
+            self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()}
+        )
 
     def reserve_ports(self) -> PortReservation:
         """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""

@@ -16,8 +16,16 @@ _FLAKE_FEATURES = "nix-command flakes"
 
 
 def nix_build_command(nix: str, reference: str, out_link: Path) -> list[str]:
-    return [nix, "--extra-experimental-features", _FLAKE_FEATURES, "build", reference,
-            "--out-link", str(out_link), "--print-build-logs"]
+    return [
+        nix,
+        "--extra-experimental-features",
+        _FLAKE_FEATURES,
+        "build",
+        reference,
+        "--out-link",
+        str(out_link),
+        "--print-build-logs",
+    ]
 
 
 def build_nixos_config(reference: str, out_link: Path, cwd: Path) -> Path:
@@ -26,11 +34,14 @@ def build_nixos_config(reference: str, out_link: Path, cwd: Path) -> Path:
     if nix is None:
         raise AoeError(
             f"nixos_config {reference}: `nix` is not on PATH; install Nix, or give the territory "
-            "`image = \"debian-bookworm\"` (the Debian guest built by `aoe image build`)")
+            '`image = "debian-bookworm"` (the Debian guest built by `aoe image build`)'
+        )
     result = subprocess.run(nix_build_command(nix, reference, out_link), cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()]
-        raise AoeError(f"nixos_config {reference}: nix build failed: {lines[-1] if lines else f'exit {result.returncode}'}")
+        raise AoeError(
+            f"nixos_config {reference}: nix build failed: {lines[-1] if lines else f'exit {result.returncode}'}"
+        )
     if not out_link.exists():
         raise AoeError(f"nixos_config {reference}: nix build succeeded but left no result at {out_link}")
     return out_link.resolve()

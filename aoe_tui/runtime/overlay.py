@@ -23,9 +23,22 @@ def create_overlay(base: Path, overlay: Path, size_mib: int | None = None) -> No
     overlay.parent.mkdir(parents=True, exist_ok=True)
     temporary = overlay.with_name(overlay.name + ".tmp")
     result = subprocess.run(
-        ["qemu-img", "create", "-q", "-f", "qcow2", "-b", str(base.resolve()), "-F", "raw", str(temporary),
-         *([f"{size_mib}M"] if size_mib else [])],
-        capture_output=True, text=True)
+        [
+            "qemu-img",
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-b",
+            str(base.resolve()),
+            "-F",
+            "raw",
+            str(temporary),
+            *([f"{size_mib}M"] if size_mib else []),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         raise AoeError(f"{overlay}: qemu-img could not create the overlay: {result.stderr.strip()}")
     temporary.replace(overlay)
@@ -40,5 +53,7 @@ def check_disk_room(directory: Path, disks_mib: dict[str, int]) -> None:
     needed = sum(disks_mib.values()) + ROOM_MARGIN_MIB
     if free_mib < needed:
         sizes = " + ".join(f"{tid} {mib}" for tid, mib in disks_mib.items())
-        raise AoeError(f"{directory}: {free_mib} MiB free on its filesystem, the guests' disks may need {needed} MiB "
-                       f"({sizes} + {ROOM_MARGIN_MIB} margin); free space or lower the classes' disk_mib")
+        raise AoeError(
+            f"{directory}: {free_mib} MiB free on its filesystem, the guests' disks may need {needed} MiB "
+            f"({sizes} + {ROOM_MARGIN_MIB} margin); free space or lower the classes' disk_mib"
+        )

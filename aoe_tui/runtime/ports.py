@@ -84,19 +84,25 @@ class PortReservation:
             os.close(fd)  # closing drops the flock
 
     def to_json(self) -> dict:
-        return {"base_port": self.base_port, "chosen": "automatically" if self.automatic else "--base-port",
-                "territories": {tid: {"ssh": p.ssh, "service": p.service} for tid, p in self.ports.items()}}
+        return {
+            "base_port": self.base_port,
+            "chosen": "automatically" if self.automatic else "--base-port",
+            "territories": {tid: {"ssh": p.ssh, "service": p.service} for tid, p in self.ports.items()},
+        }
 
 
-def reserve_ports(territory_ids: Sequence[str], base_port: int | None = None,
-                  lock_dir: Path = _LOCK_DIR) -> PortReservation:
+def reserve_ports(
+    territory_ids: Sequence[str], base_port: int | None = None, lock_dir: Path = _LOCK_DIR
+) -> PortReservation:
     """The ports of one match: the block at `base_port`, or the first free block at or above 26000."""
     if base_port is not None:
         ports = assign_ports(territory_ids, base_port)
         locks = _lock_all(ports, lock_dir)
         if locks is None:
-            raise AoeError(f"base port {base_port}: another aoe match on this machine holds ports "
-                           f"{base_port}..{base_port + 2 * len(territory_ids) - 1}; omit --base-port to pick a free block")
+            raise AoeError(
+                f"base port {base_port}: another aoe match on this machine holds ports "
+                f"{base_port}..{base_port + 2 * len(territory_ids) - 1}; omit --base-port to pick a free block"
+            )
         try:
             check_ports_free(ports)
         except AoeError:

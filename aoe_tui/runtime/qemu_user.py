@@ -68,8 +68,9 @@ def configured_user(conf: Path = QEMU_CONF) -> QemuUser:
         return QemuUser(False, f"{said}, group = {group}, but there is no such user or group on this host")
     if settings.get("dynamic_ownership", "1") == "0":
         return QemuUser(False, f"{said}, dynamic_ownership = 0: libvirt would not hand it the disks")
-    return QemuUser(True, f"{said} (uid {uid}), dynamic_ownership = {settings.get('dynamic_ownership', '1 (default)')}",
-                    uid, gid)
+    return QemuUser(
+        True, f"{said} (uid {uid}), dynamic_ownership = {settings.get('dynamic_ownership', '1 (default)')}", uid, gid
+    )
 
 
 def choose_for(directory: Path, conf: Path = QEMU_CONF) -> QemuUser:
@@ -79,8 +80,9 @@ def choose_for(directory: Path, conf: Path = QEMU_CONF) -> QemuUser:
         return choice
     directory.mkdir(parents=True, exist_ok=True)
     if not _can(choice, "-x", directory):
-        return QemuUser(False, f"uid {choice.uid} cannot enter {directory} (a parent directory is private); "
-                               "guests run as root")
+        return QemuUser(
+            False, f"uid {choice.uid} cannot enter {directory} (a parent directory is private); guests run as root"
+        )
     return choice
 
 
@@ -96,22 +98,31 @@ def stage_image(image: ImageInfo, directory: Path, user: QemuUser) -> ImageInfo:
         try:
             os.link(image.path, staged.path)
         except OSError:  # another filesystem: a sparse copy (only the used blocks)
-            subprocess.run(["cp", "--sparse=always", "--reflink=auto", str(image.path), str(staged.path)],
-                           check=True, capture_output=True)
+            subprocess.run(
+                ["cp", "--sparse=always", "--reflink=auto", str(image.path), str(staged.path)],
+                check=True,
+                capture_output=True,
+            )
             os.chmod(staged.path, 0o444)
     except (OSError, subprocess.CalledProcessError) as error:
         raise AoeError(f"{directory}: cannot stage the guest image for the qemu user: {error}") from None
     if not _can(user, "-r", staged.path):
-        raise AoeError(f"{staged.path}: uid {user.uid} cannot read the staged base image (mode "
-                       f"{staged.path.stat().st_mode & 0o777:o}); make {image.path} world-readable")
+        raise AoeError(
+            f"{staged.path}: uid {user.uid} cannot read the staged base image (mode "
+            f"{staged.path.stat().st_mode & 0o777:o}); make {image.path} world-readable"
+        )
     return staged
 
 
 def _can(user: QemuUser, test_flag: str, path: Path) -> bool:
     """`test FLAG PATH` run as the user (its own uid and gid, no supplementary groups)."""
     try:
-        return subprocess.run(["test", test_flag, str(path)], user=user.uid, group=user.gid, extra_groups=[],
-                              capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["test", test_flag, str(path)], user=user.uid, group=user.gid, extra_groups=[], capture_output=True
+            ).returncode
+            == 0
+        )
     except OSError:
         return False
 

@@ -42,10 +42,15 @@ class RebootProof:
     banner: str | None = None
 
     def to_json(self) -> dict:
-        return {"reboot_caused_by": self.caused_by, "reboot_proven_by": list(self.proven_by),
-                "boot_id_before": self.boot_id_before, "boot_id_after": self.boot_id_after,
-                "boot_id_changed": self.boot_id_changed, "kernel_banner": self.banner,
-                "reboot_seconds": round(self.seconds, 1)}
+        return {
+            "reboot_caused_by": self.caused_by,
+            "reboot_proven_by": list(self.proven_by),
+            "boot_id_before": self.boot_id_before,
+            "boot_id_after": self.boot_id_after,
+            "boot_id_changed": self.boot_id_changed,
+            "kernel_banner": self.banner,
+            "reboot_seconds": round(self.seconds, 1),
+        }
 
     @property
     def boot_id_changed(self) -> bool:

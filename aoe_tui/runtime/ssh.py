@@ -80,9 +80,17 @@ def kill_session_command(token: str) -> str:
 
 
 class GuestSSH:
-    def __init__(self, label: str, host: str, port: int, keys: MatchKeys, is_alive: Liveness | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S, output_keep: int = DEFAULT_KEEP,
-                 output_cap_bytes: int = OUTPUT_CAP_BYTES) -> None:
+    def __init__(
+        self,
+        label: str,
+        host: str,
+        port: int,
+        keys: MatchKeys,
+        is_alive: Liveness | None = None,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+        output_keep: int = DEFAULT_KEEP,
+        output_cap_bytes: int = OUTPUT_CAP_BYTES,
+    ) -> None:
         self.label = label
         self.output_keep = output_keep
         self.output_cap_bytes = output_cap_bytes
@@ -117,30 +125,43 @@ class GuestSSH:
             except asyncssh.HostKeyNotVerifiable as error:
                 raise AoeError(
                     f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned in "
-                    f"{self.keys.known_hosts_path} ({error.reason})") from None
+                    f"{self.keys.known_hosts_path} ({error.reason})"
+                ) from None
             except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
                 last_error = _describe(error)
             if time.monotonic() + _RETRY_PAUSE_S >= deadline:
                 await self._fail_if_gone()
                 raise SSHUnavailable(
                     f"{self.label}: SSH on {self.host}:{self.port} did not answer within {timeout:.0f} s "
-                    f"(last error: {last_error})")
+                    f"(last error: {last_error})"
+                )
             await asyncio.sleep(_RETRY_PAUSE_S)
 
     async def _connect_once(self, timeout: float) -> asyncssh.SSHClientConnection:
         pinned = self.keys.pinned_line(self.host, self.port) is not None
         connection = await asyncssh.connect(
-            self.host, self.port, username="root", client_keys=[self.keys.client_key()],
+            self.host,
+            self.port,
+            username="root",
+            client_keys=[self.keys.client_key()],
             known_hosts=str(self.keys.known_hosts_path) if pinned else None,
-            connect_timeout=timeout, login_timeout=timeout, keepalive_interval=5, keepalive_count_max=3,
-            agent_path=None, config=[], preferred_auth="publickey")
+            connect_timeout=timeout,
+            login_timeout=timeout,
+            keepalive_interval=5,
+            keepalive_count_max=3,
+            agent_path=None,
+            config=[],
+            preferred_auth="publickey",
+        )
         if not pinned:
             self.keys.pin(self.host, self.port, connection.get_server_host_key())
         return connection
 
     async def _fail_if_gone(self) -> None:
         if self._is_alive is not None and not await self._is_alive():
-            raise GuestGone(f"{self.label}: the guest is gone (its VM is not running); SSH to {self.host}:{self.port} is impossible")
+            raise GuestGone(
+                f"{self.label}: the guest is gone (its VM is not running); SSH to {self.host}:{self.port} is impossible"
+            )
 
     async def run(self, command: str, timeout: float, input: bytes | str | None = None) -> CommandResult:
         """Run a shell command as root; on timeout kill its whole process tree and raise RemoteTimeout.
@@ -160,20 +181,27 @@ class GuestSSH:
                 process.close()
         except asyncio.TimeoutError:
             await self._kill_session(connection, token)
-            raise RemoteTimeout(f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
-                                stdout.text(), stderr.text()) from None
+            raise RemoteTimeout(
+                f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
+                stdout.text(),
+                stderr.text(),
+            ) from None
         except _CapReached:
             await self._kill_session(connection, token)
             return CommandResult(-1, stdout.text(), stderr.text(), truncated=True, capped=True)
         except (OSError, asyncssh.Error) as error:
             self.drop()
             await self._fail_if_gone()
-            raise AoeError(f"{self.label}: SSH connection lost while running `{_short(command)}`: {_describe(error)}") from None
+            raise AoeError(
+                f"{self.label}: SSH connection lost while running `{_short(command)}`: {_describe(error)}"
+            ) from None
         return CommandResult(status, stdout.text(), stderr.text(), stdout.truncated or stderr.truncated)
 
-    async def _stream(self, process: asyncssh.SSHClientProcess, data: bytes | None, stdout: HeadTail,
-                      stderr: HeadTail) -> int:
+    async def _stream(
+        self, process: asyncssh.SSHClientProcess, data: bytes | None, stdout: HeadTail, stderr: HeadTail
+    ) -> int:
         """Feed stdin, pump both outputs into their buffers until EOF; the exit status (-1: none)."""
+
         async def feed() -> None:
             try:
                 if data:
@@ -189,7 +217,9 @@ class GuestSSH:
                 if stdout.total + stderr.total > self.output_cap_bytes:
                     raise _CapReached()
 
-        tasks = [asyncio.ensure_future(job) for job in (feed(), pump(process.stdout, stdout), pump(process.stderr, stderr))]
+        tasks = [
+            asyncio.ensure_future(job) for job in (feed(), pump(process.stdout, stdout), pump(process.stderr, stderr))
+        ]
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -208,8 +238,10 @@ class GuestSSH:
     async def write_file(self, remote: str, data: bytes, mode: int = 0o644, timeout: float = 60.0) -> None:
         """Atomically replace `remote` with `data` (temp file + rename in the same directory)."""
         temporary = f"{remote}.aoe-{uuid.uuid4().hex[:8]}"
-        command = (f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(temporary)} && "
-                   f"chmod {mode:o} {shlex.quote(temporary)} && mv -f {shlex.quote(temporary)} {shlex.quote(remote)}")
+        command = (
+            f"mkdir -p {shlex.quote(str(Path(remote).parent))} && cat > {shlex.quote(temporary)} && "
+            f"chmod {mode:o} {shlex.quote(temporary)} && mv -f {shlex.quote(temporary)} {shlex.quote(remote)}"
+        )
         result = await self.run(command, timeout, input=data)
         if result.exit_status != 0:
             raise AoeError(f"{self.label}: could not write {remote}: {result.stderr.strip() or result.exit_status}")

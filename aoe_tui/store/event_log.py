@@ -25,11 +25,21 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import SCHEMA_VERSION, EventBase, parse_event
 from aoe_tui.domain.manifest_rules import format_location
 
-DURABLE_KINDS = frozenset({
-    "match_state_changed", "milestone_passed", "milestone_revoked", "durable_deployment_completed",
-    "match_finished", "post_match_drain_finished", "match_paused", "match_resumed", "milestone_paused",
-    "milestone_resumed", "milestone_retry_requested",
-})
+DURABLE_KINDS = frozenset(
+    {
+        "match_state_changed",
+        "milestone_passed",
+        "milestone_revoked",
+        "durable_deployment_completed",
+        "match_finished",
+        "post_match_drain_finished",
+        "match_paused",
+        "match_resumed",
+        "milestone_paused",
+        "milestone_resumed",
+        "milestone_retry_requested",
+    }
+)
 
 
 def encode_event(event: EventBase) -> str:
@@ -52,11 +62,14 @@ class EventLogWriter:
         if self._file is None:
             raise AoeError(f"{self.path}: event log is closed")
         if event.sequence != self.next_sequence:
-            raise AoeError(f"{self.path}: event {event.kind} has sequence {event.sequence}, "
-                           f"expected {self.next_sequence}")
+            raise AoeError(
+                f"{self.path}: event {event.kind} has sequence {event.sequence}, expected {self.next_sequence}"
+            )
         if event.elapsed_ms < self.last_elapsed_ms:
-            raise AoeError(f"{self.path}: event {event.sequence} goes back in time "
-                           f"({event.elapsed_ms} ms < {self.last_elapsed_ms} ms)")
+            raise AoeError(
+                f"{self.path}: event {event.sequence} goes back in time "
+                f"({event.elapsed_ms} ms < {self.last_elapsed_ms} ms)"
+            )
         self._file.write(encode_event(event) + "\n")
         self._file.flush()
         if event.kind in DURABLE_KINDS:
@@ -118,8 +131,11 @@ def parse_event_lines(text: str, source: str) -> list[EventBase]:
             if not complete:
                 break  # a live writer is mid-append; the prefix is the log
             raise AoeError(f"{source} line {number}: bad JSON ({error.msg} at column {error.colno})") from None
-        events.append(parse_event_record(raw, f"{source} line {number}", expected=len(events),
-                                         previous=events[-1] if events else None))
+        events.append(
+            parse_event_record(
+                raw, f"{source} line {number}", expected=len(events), previous=events[-1] if events else None
+            )
+        )
     return events
 
 
@@ -148,6 +164,9 @@ def parse_event_objects(records: list[object], source: str) -> list[EventBase]:
     """Events embedded in a single-file match, checked like a log."""
     events: list[EventBase] = []
     for index, raw in enumerate(records):
-        events.append(parse_event_record(raw, f"{source} events[{index}]", expected=len(events),
-                                         previous=events[-1] if events else None))
+        events.append(
+            parse_event_record(
+                raw, f"{source} events[{index}]", expected=len(events), previous=events[-1] if events else None
+            )
+        )
     return events

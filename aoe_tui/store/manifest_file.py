@@ -70,8 +70,11 @@ def checked_manifest(path: Path, fleet: Path | None = None) -> tuple[Manifest | 
         return manifest, [FileProblem(path, p) for p in problems]
     fleet = Path(fleet)
     fleet_data = read_manifest_data(fleet, "fleet")
-    located = [FileProblem(fleet, Problem(key, f"unknown key (a fleet holds only [[{FLEET_KEY}]] tables)"))
-               for key in fleet_data if key != FLEET_KEY]
+    located = [
+        FileProblem(fleet, Problem(key, f"unknown key (a fleet holds only [[{FLEET_KEY}]] tables)"))
+        for key in fleet_data
+        if key != FLEET_KEY
+    ]
     if FLEET_KEY not in fleet_data:
         return None, [*located, FileProblem(fleet, Problem(FLEET_KEY, "required key is missing"))]
     _, arena_alone = _problems(path, data)
@@ -93,8 +96,12 @@ def _problems(path: Path, data: dict) -> tuple[Manifest | None, list[Problem]]:
             try:
                 resolve_verifier(path, verifier)
             except AoeError:
-                problems.append(Problem(f"build.milestones[{index}].verifier",
-                                        f"milestone {milestone.get('id')}: {_not_found(path, verifier)}"))
+                problems.append(
+                    Problem(
+                        f"build.milestones[{index}].verifier",
+                        f"milestone {milestone.get('id')}: {_not_found(path, verifier)}",
+                    )
+                )
     return manifest, problems
 
 
@@ -119,8 +126,7 @@ def _candidates(manifest_path: Path, verifier: str) -> list[Path]:
 
 
 def _not_found(manifest_path: Path, verifier: str) -> str:
-    return (f"verifier {verifier} not found (looked in {Path(manifest_path).resolve().parent} "
-            f"and {PROJECT_VERIFY})")
+    return f"verifier {verifier} not found (looked in {Path(manifest_path).resolve().parent} and {PROJECT_VERIFY})"
 
 
 def resolve_verifier(manifest_path: Path, verifier: str) -> Path:

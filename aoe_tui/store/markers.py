@@ -64,8 +64,12 @@ def find_stalls(events: list[EventBase], minimum: int = 2) -> list[Stall]:
     last_evaluation: dict[tuple[str, str], int] = {}
     stalls: list[Stall] = []
     for position, event in enumerate(events):
-        if event.kind not in ("milestone_failed", "milestone_passed", "milestone_revoked",
-                              "milestone_evaluation_started"):
+        if event.kind not in (
+            "milestone_failed",
+            "milestone_passed",
+            "milestone_revoked",
+            "milestone_evaluation_started",
+        ):
             continue
         key = (event.territory_id or "", getattr(event, "milestone", ""))
         if event.kind == "milestone_evaluation_started":
@@ -88,9 +92,19 @@ def find_stalls(events: list[EventBase], minimum: int = 2) -> list[Stall]:
 
 
 def find_markers(events: list[EventBase]) -> list[Marker]:
-    markers = [Marker(p, e.elapsed_ms, MARKER_KINDS[e.kind], e.territory_id, _label(e))
-               for p, e in enumerate(events) if e.kind in MARKER_KINDS]
+    markers = [
+        Marker(p, e.elapsed_ms, MARKER_KINDS[e.kind], e.territory_id, _label(e))
+        for p, e in enumerate(events)
+        if e.kind in MARKER_KINDS
+    ]
     for stall in find_stalls(events):
-        markers.append(Marker(stall.first_position, stall.first_ms, "stall", stall.territory,
-                              f"{stall.territory} stuck on {stall.milestone} ×{stall.count}"))
+        markers.append(
+            Marker(
+                stall.first_position,
+                stall.first_ms,
+                "stall",
+                stall.territory,
+                f"{stall.territory} stuck on {stall.milestone} ×{stall.count}",
+            )
+        )
     return sorted(markers, key=lambda m: (m.position, m.kind))

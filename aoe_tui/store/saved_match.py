@@ -88,8 +88,10 @@ class SavedMatch:
 
     def skipped_files(self) -> list[tuple[str, str]]:
         """(file, reason) for each skipped file, the file named inside the match folder."""
-        return [(str(s.path.relative_to(self.source)) if s.path.is_relative_to(self.source) else str(s.path), s.reason)
-                for s in self.skipped]
+        return [
+            (str(s.path.relative_to(self.source)) if s.path.is_relative_to(self.source) else str(s.path), s.reason)
+            for s in self.skipped
+        ]
 
     def tool_trace(self, agent_id: str) -> list[ToolTraceEntry]:
         """The agent's observable tool calls: the final transcript, else the live trace."""
@@ -162,10 +164,20 @@ def load_match(path: Path | str) -> SavedMatch:
         return _load_single_file(path, data)
     if isinstance(data, dict) and "match_state" in data and "territories" in data:
         world = _model(World, data, str(path))
-        return SavedMatch(source=path, shape="world-only", name=path.name.split(".")[0], manifest=None,
-                          events=[], world=world, recorded_world=world, agents=_agents_from(None, world))
-    raise AoeError(f"{path}: not a saved match (expected a match directory, a *.match.json "
-                   f"with artifact_type '{SINGLE_FILE_TYPE}', or a {WORLD})")
+        return SavedMatch(
+            source=path,
+            shape="world-only",
+            name=path.name.split(".")[0],
+            manifest=None,
+            events=[],
+            world=world,
+            recorded_world=world,
+            agents=_agents_from(None, world),
+        )
+    raise AoeError(
+        f"{path}: not a saved match (expected a match directory, a *.match.json "
+        f"with artifact_type '{SINGLE_FILE_TYPE}', or a {WORLD})"
+    )
 
 
 def _load_single_file(path: Path, data: dict[str, Any]) -> SavedMatch:
@@ -176,14 +188,23 @@ def _load_single_file(path: Path, data: dict[str, Any]) -> SavedMatch:
     events = parse_event_objects(data.get("events") or [], str(path))
     recorded = _model(World, data["world"], f"{path} world") if data.get("world") else None
     world = reduce(events) if events else (recorded or World())
-    analyses = {agent: _model(Analysis, value, f"{path} analyses.{agent}")
-                for agent, value in (data.get("analyses") or {}).items()}
+    analyses = {
+        agent: _model(Analysis, value, f"{path} analyses.{agent}")
+        for agent, value in (data.get("analyses") or {}).items()
+    }
     visual = data.get("visualization")
     match_info = data.get("match") or {}
     return SavedMatch(
-        source=path, shape="single-file", name=match_info.get("name") or path.name.removesuffix(".match.json"),
-        manifest=manifest, events=events, world=world, recorded_world=recorded,
-        agents=_agents_from(manifest, world), analyses=analyses, provenance=data.get("provenance"),
+        source=path,
+        shape="single-file",
+        name=match_info.get("name") or path.name.removesuffix(".match.json"),
+        manifest=manifest,
+        events=events,
+        world=world,
+        recorded_world=recorded,
+        agents=_agents_from(manifest, world),
+        analyses=analyses,
+        provenance=data.get("provenance"),
         visualization=_model(Visualization, visual, f"{path} visualization") if visual else _visual(manifest),
     )
 
@@ -214,14 +235,24 @@ def _load_directory(directory: Path) -> SavedMatch:
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []
     arena_path, provenance_path = layout.arena, layout.provenance
-    manifest = _optional(skipped, arena_path, lambda: _model(Manifest, _read_json(arena_path, "a manifest"),
-                                                             str(arena_path)))
+    manifest = _optional(
+        skipped, arena_path, lambda: _model(Manifest, _read_json(arena_path, "a manifest"), str(arena_path))
+    )
     provenance = _optional(skipped, provenance_path, lambda: _read_object(provenance_path, "provenance"))
     world = reduce(events) if events else (recorded or World())
     match = SavedMatch(
-        source=directory, shape="published" if layout.flat else "directory", name=directory.name, manifest=manifest,
-        events=events, world=world, recorded_world=recorded, agents=_agents_from(manifest, world),
-        provenance=provenance, visualization=_visual(manifest), directory=directory, skipped=skipped,
+        source=directory,
+        shape="published" if layout.flat else "directory",
+        name=directory.name,
+        manifest=manifest,
+        events=events,
+        world=world,
+        recorded_world=recorded,
+        agents=_agents_from(manifest, world),
+        provenance=provenance,
+        visualization=_visual(manifest),
+        directory=directory,
+        skipped=skipped,
     )
     if not events and recorded is not None:
         match.shape = "world-only"

@@ -69,8 +69,9 @@ def read_checkpoint(path: Path, schema_version: int) -> dict[str, Any]:
     """`series.json` or `benchmark.json`, with its schema version checked."""
     data = _read_object(path, path.name)
     if data.get("schema_version") != schema_version:
-        raise AoeError(f"{path}: schema_version {data.get('schema_version')!r} is not supported "
-                       f"(expected {schema_version})")
+        raise AoeError(
+            f"{path}: schema_version {data.get('schema_version')!r} is not supported (expected {schema_version})"
+        )
     return data
 
 
@@ -106,8 +107,11 @@ def decided_rounds(series_dir: Path) -> list[tuple[int, SavedMatch]]:
 
 def benchmark_arena_dirs(benchmark_dir: Path) -> list[tuple[str, Path]]:
     """`NN-<arena_id>/` series folders of a benchmark, in plan order, as (arena_id, folder)."""
-    found = [(int(m.group(1)), m.group(2), p) for p in Path(benchmark_dir).iterdir()
-             if p.is_dir() and (m := ARENA_DIR.match(p.name)) and folder_kind(p) == "series"]
+    found = [
+        (int(m.group(1)), m.group(2), p)
+        for p in Path(benchmark_dir).iterdir()
+        if p.is_dir() and (m := ARENA_DIR.match(p.name)) and folder_kind(p) == "series"
+    ]
     return [(arena_id, path) for _, arena_id, path in sorted(found)]
 
 

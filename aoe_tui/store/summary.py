@@ -21,6 +21,8 @@ def match_summary_lines(match: SavedMatch) -> list[str]:
         territory = world.territories[territory_id]
         passed = sum(m.passed for m in territory.milestones.values())
         durable = f" durable at {format_clock(territory.durable_at_ms)}" if territory.durable_at_ms is not None else ""
-        lines.append(f"  {territory_id:<16} {territory.agent or '?':<24} {territory.competitor_state:<11} "
-                     f"{passed} passed {territory.milestone_points:>4} pts{durable}")
+        lines.append(
+            f"  {territory_id:<16} {territory.agent or '?':<24} {territory.competitor_state:<11} "
+            f"{passed} passed {territory.milestone_points:>4} pts{durable}"
+        )
     return lines

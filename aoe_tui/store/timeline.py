@@ -19,8 +19,12 @@ DEFAULT_KEYFRAME_EVERY = 128
 
 
 class TimelineIndex:
-    def __init__(self, events: Iterable[EventBase] = (), keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
-                 initial: World | None = None) -> None:
+    def __init__(
+        self,
+        events: Iterable[EventBase] = (),
+        keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+        initial: World | None = None,
+    ) -> None:
         self.keyframe_every = keyframe_every
         self.events: list[EventBase] = []
         self._elapsed: list[int] = []

@@ -29,8 +29,10 @@ pytestmark = pytest.mark.vm
 BASE_PORT = 32200  # this module's loopback range: 32200..32205
 PORTS = {"builder-one": (32200, 32201), "builder-two": (32202, 32203), "builder-three": (32204, 32205)}
 CHEATS = {"cheat-neighbour-ssh": "builder-two", "cheat-snoop": "builder-three"}
-SECRETS = {"AOE_TEST_SECRET": f"aoe-planted-{secrets.token_hex(8)}",
-           "OPERATOR_API_KEY": f"sk-planted-{secrets.token_hex(8)}"}
+SECRETS = {
+    "AOE_TEST_SECRET": f"aoe-planted-{secrets.token_hex(8)}",
+    "OPERATOR_API_KEY": f"sk-planted-{secrets.token_hex(8)}",
+}
 FAKE_AGENT_SOCKET = f"/tmp/aoe-h4-fake-agent-{secrets.token_hex(4)}.sock"
 
 
@@ -60,8 +62,9 @@ def race(tmp_path_factory):
     saved = {name: os.environ.get(name) for name in planted}
     os.environ.update(planted)
     try:
-        runner = MatchRunner(_manifest(work), output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(),
-                             drain_seconds=20)
+        runner = MatchRunner(
+            _manifest(work), output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=20
+        )
         asyncio.run(asyncio.wait_for(runner.run(), 2400))
     finally:
         for name, value in saved.items():
@@ -119,8 +122,14 @@ def test_the_snoop_found_no_secret_and_wrote_nothing_of_the_referee(race):
     text = _outputs(output, "cheat-snoop")
     assert "SNOOP_LISTED_VAR=listed-value-passes" in text, "a name the manifest lists is passed"
     assert "SSH_AUTH_SOCK=unset" in text and FAKE_AGENT_SOCKET not in text
-    for label in ("forge an event", "replace a verifier", "plant a verifier", "read the event log",
-                  "agent sockets in /tmp and /run", "the operator's home"):
+    for label in (
+        "forge an event",
+        "replace a verifier",
+        "plant a verifier",
+        "read the event log",
+        "agent sockets in /tmp and /run",
+        "the operator's home",
+    ):
         assert f"{label}: refused" in text, label
     oracle_dir = output / "agents" / "oracle"
     assert f"read {oracle_dir}: refused" in text and f"write {oracle_dir}: refused" in text
@@ -145,5 +154,7 @@ def test_event_log_verifiers_and_other_folders_are_untouched(race):
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and "999999" not in "".join(lines)
     assert json.loads((output / "agents" / "oracle" / "result.json").read_text())["status"] != "failed"
     for agent in ("oracle", *CHEATS):
-        owners = {p.stat().st_uid for p in (output / "agents" / agent).rglob("*")} | {(output / "agents" / agent).stat().st_uid}
+        owners = {p.stat().st_uid for p in (output / "agents" / agent).rglob("*")} | {
+            (output / "agents" / agent).stat().st_uid
+        }
         assert owners == {os.getuid()}, f"{agent}'s folder is the referee's again after the match"

@@ -18,7 +18,7 @@ from aoe_tui.agents.process import AgentProcess
 from aoe_tui.agents.protocol import AgentFiles
 from aoe_tui.agents.sandbox import SANDBOX_FILES_DIR, Sandbox, next_adapter_uid, python_install
 
-PROBE = r'''
+PROBE = r"""
 out="$1"; shift
 try() { if eval "$2" >/dev/null 2>&1; then echo "$1 yes"; else echo "$1 no"; fi >>"$out"; }
 echo "uid $(id -u) $(whoami)" >>"$out"
@@ -38,7 +38,7 @@ try libvirt-socket "test -S /run/libvirt/libvirt-sock"
 try python "'$PYTHON' -c 'import aoe_tui'"
 try huge-allocation "'$PYTHON' -c 'bytearray(8 * 1024 ** 3)'"
 echo "env $(env | cut -d= -f1 | sort | tr '\n' ' ')" >>"$out"
-'''
+"""
 
 
 def _listener() -> socket.socket:
@@ -61,14 +61,30 @@ def probed(tmp_path_factory) -> dict[str, str]:
     files = AgentFiles(match_dir / "agents" / "a")
     report = files.directory / "probe.txt"
     project = Path(__file__).resolve().parents[2]
-    env = {**basic_env(), "HOME": "/tmp", "AGENT_DIR": str(files.directory), "OTHER_DIR": str(match_dir / "agents" / "b"),
-           "MATCH_DIR": str(match_dir), "PROJECT": str(project), "HOME_DIR": str(home), "SANDBOX_FILES": SANDBOX_FILES_DIR,
-           "OWN_PORT": str(own.getsockname()[1]), "NEIGHBOUR_PORT": str(neighbour.getsockname()[1]),
-           "REFEREE_PID": str(os.getpid()), "PYTHON": sys.executable}
+    env = {
+        **basic_env(),
+        "HOME": "/tmp",
+        "AGENT_DIR": str(files.directory),
+        "OTHER_DIR": str(match_dir / "agents" / "b"),
+        "MATCH_DIR": str(match_dir),
+        "PROJECT": str(project),
+        "HOME_DIR": str(home),
+        "SANDBOX_FILES": SANDBOX_FILES_DIR,
+        "OWN_PORT": str(own.getsockname()[1]),
+        "NEIGHBOUR_PORT": str(neighbour.getsockname()[1]),
+        "REFEREE_PID": str(os.getpid()),
+        "PYTHON": sys.executable,
+    }
     os.environ["AOE_PLANTED"] = "operator secret"
-    sandbox = Sandbox(next_adapter_uid(), files.directory, hidden=(home, match_dir), readable=python_install(),
-                      files={f"{SANDBOX_FILES_DIR}/id_ed25519": b"KEYDATA\n"}, loopback_ports=(own.getsockname()[1],),
-                      memory_bytes=2 * 1024 ** 3)
+    sandbox = Sandbox(
+        next_adapter_uid(),
+        files.directory,
+        hidden=(home, match_dir),
+        readable=python_install(),
+        files={f"{SANDBOX_FILES_DIR}/id_ed25519": b"KEYDATA\n"},
+        loopback_ports=(own.getsockname()[1],),
+        memory_bytes=2 * 1024**3,
+    )
 
     async def run() -> AgentProcess:
         process = AgentProcess("a", "one", files)

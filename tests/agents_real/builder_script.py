@@ -11,10 +11,14 @@ from tests.agents_real.fake_provider import Step, bash, final, tool_calls
 
 APP = app_source("sqlite")  # the oracle's service: the model here is scripted, the service is real
 
-START = ("systemctl enable builder-app.service && systemctl restart builder-app.service && "
-         "for i in $(seq 60); do curl -fsS http://127.0.0.1:8080/health && exit 0; sleep 0.5; done; exit 1")
-SELF_CHECK = ("curl -sS -X PUT --data-binary opaque-self-check http://127.0.0.1:8080/records/self-check "
-              "-o /dev/null -w '%{http_code} '; curl -sS http://127.0.0.1:8080/records/self-check")
+START = (
+    "systemctl enable builder-app.service && systemctl restart builder-app.service && "
+    "for i in $(seq 60); do curl -fsS http://127.0.0.1:8080/health && exit 0; sleep 0.5; done; exit 1"
+)
+SELF_CHECK = (
+    "curl -sS -X PUT --data-binary opaque-self-check http://127.0.0.1:8080/records/self-check "
+    "-o /dev/null -w '%{http_code} '; curl -sS http://127.0.0.1:8080/records/self-check"
+)
 SUMMARY = "Deployed /opt/builder/app.py (stdlib HTTP, records in SQLite on disk) under builder-app.service."
 
 

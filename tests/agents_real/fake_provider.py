@@ -28,20 +28,34 @@ _ids = itertools.count(1)
 
 
 def usage(prompt: int = 1000, completion: int = 100, cost: float | None = 0.0015, cached: int = 200) -> dict[str, Any]:
-    document: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                                "total_tokens": prompt + completion, "prompt_tokens_details": {"cached_tokens": cached}}
+    document: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
     if cost is not None:
         document["cost"] = cost
     return document
 
 
-def tool_calls(*calls: tuple[str, dict[str, Any]], text: str | None = None, cost: float | None = 0.0015,
-               delay_s: float = 0.0) -> Step:
+def tool_calls(
+    *calls: tuple[str, dict[str, Any]], text: str | None = None, cost: float | None = 0.0015, delay_s: float = 0.0
+) -> Step:
     """A reply calling tools: each call is (tool name, arguments)."""
-    message = {"role": "assistant", "content": text, "reasoning": "Next I will act on the host.",
-               "tool_calls": [{"id": f"call-{next(_ids)}", "type": "function",
-                               "function": {"name": name, "arguments": json.dumps(arguments)}}
-                              for name, arguments in calls]}
+    message = {
+        "role": "assistant",
+        "content": text,
+        "reasoning": "Next I will act on the host.",
+        "tool_calls": [
+            {
+                "id": f"call-{next(_ids)}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+            for name, arguments in calls
+        ],
+    }
     return Step(body=_completion(message, "tool_calls", cost), delay_s=delay_s)
 
 
@@ -59,9 +73,13 @@ def error(status: int, message: str, retry_after: str | None = None) -> Step:
 
 
 def _completion(message: dict[str, Any], finish_reason: str, cost: float | None) -> dict[str, Any]:
-    return {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "model": "scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-            "usage": usage(cost=cost)}
+    return {
+        "id": f"chatcmpl-{next(_ids)}",
+        "object": "chat.completion",
+        "model": "scripted",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": usage(cost=cost),
+    }
 
 
 @dataclass
@@ -111,7 +129,7 @@ class ScriptedProvider:
         if not request_line:
             return False
         headers: dict[str, str] = {}
-        while (line := (await reader.readline()).decode().strip()):
+        while line := (await reader.readline()).decode().strip():
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
         body = json.loads(await reader.readexactly(int(headers.get("content-length", "0"))) or b"{}")
@@ -120,9 +138,13 @@ class ScriptedProvider:
         if step.delay_s:
             await asyncio.sleep(step.delay_s)
         payload = json.dumps(step.body).encode()
-        head = [f"HTTP/1.1 {step.status} Scripted", "Content-Type: application/json",
-                f"Content-Length: {len(payload)}", *([] if self.keep_alive else ["Connection: close"]),
-                *(f"{k}: {v}" for k, v in step.headers.items())]
+        head = [
+            f"HTTP/1.1 {step.status} Scripted",
+            "Content-Type: application/json",
+            f"Content-Length: {len(payload)}",
+            *([] if self.keep_alive else ["Connection: close"]),
+            *(f"{k}: {v}" for k, v in step.headers.items()),
+        ]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
         await writer.drain()
         return True

@@ -40,8 +40,14 @@ async def boot_shared_guest(directory: Path, match_id: str) -> AsyncIterator[Ter
     subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
     hypervisor = await Hypervisor.connect()
     keys = MatchKeys.ensure(directory / "keys")
-    config = TerritoryConfig(match_id=match_id, territory_id="builder-one", vcpus=1, memory_mib=768,
-                             directory=directory / "territory", ports=TerritoryPorts(base := free_ports(2), base + 1))
+    config = TerritoryConfig(
+        match_id=match_id,
+        territory_id="builder-one",
+        vcpus=1,
+        memory_mib=768,
+        directory=directory / "territory",
+        ports=TerritoryPorts(base := free_ports(2), base + 1),
+    )
     vm = TerritoryVM(config, hypervisor, keys, image, choose_accel(image.kernel))
     try:
         await vm.boot()

@@ -53,18 +53,28 @@ class HarnessFiles:
 def harness_env(directory: Path, base_url: str, guest: GuestAccess, **extra: str) -> dict[str, str]:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "instruction.md").write_text(INSTRUCTION)
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("AOE_", "OPENAI_"))}
-    env.update({
-        "AOE_AGENT_ID": "real-builder", "AOE_TERRITORY_ID": "builder-one", "AOE_TERRITORY_HOST": guest.host,
-        "AOE_SSH_PORT": str(guest.ssh_port), "AOE_SSH_KEY": str(guest.key), "AOE_KNOWN_HOSTS": str(guest.known_hosts),
-        "AOE_MODEL": "scripted/builder", "AOE_REASONING_EFFORT": "high",
-        "AOE_INSTRUCTION_FILE": str(directory / "instruction.md"), "AOE_RESULT_FILE": str(directory / "result.json"),
-        "AOE_USAGE_FILE": str(directory / "usage.json"), "AOE_STDOUT_FILE": str(directory / "stdout.log"),
-        "AOE_STDERR_FILE": str(directory / "stderr.log"), "AOE_OPENAI_BASE_URL": base_url,
-        "AOE_OPENAI_API_KEY": DISTINCTIVE_KEY, "AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS": "0.2",
-        "XDG_CONFIG_HOME": str(directory / "no-config"),
-    })
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("AOE_", "OPENAI_"))}
+    env.update(
+        {
+            "AOE_AGENT_ID": "real-builder",
+            "AOE_TERRITORY_ID": "builder-one",
+            "AOE_TERRITORY_HOST": guest.host,
+            "AOE_SSH_PORT": str(guest.ssh_port),
+            "AOE_SSH_KEY": str(guest.key),
+            "AOE_KNOWN_HOSTS": str(guest.known_hosts),
+            "AOE_MODEL": "scripted/builder",
+            "AOE_REASONING_EFFORT": "high",
+            "AOE_INSTRUCTION_FILE": str(directory / "instruction.md"),
+            "AOE_RESULT_FILE": str(directory / "result.json"),
+            "AOE_USAGE_FILE": str(directory / "usage.json"),
+            "AOE_STDOUT_FILE": str(directory / "stdout.log"),
+            "AOE_STDERR_FILE": str(directory / "stderr.log"),
+            "AOE_OPENAI_BASE_URL": base_url,
+            "AOE_OPENAI_API_KEY": DISTINCTIVE_KEY,
+            "AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS": "0.2",
+            "XDG_CONFIG_HOME": str(directory / "no-config"),
+        }
+    )
     env.update(extra)
     return env
 
@@ -75,8 +85,15 @@ async def start_harness(env: dict[str, str]) -> asyncio.subprocess.Process:
     stderr = open(directory / "stderr.log", "ab")
     try:
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aoe_tui.agents.openai_harness", stdin=asyncio.subprocess.DEVNULL,
-            stdout=stdout, stderr=stderr, env=env, start_new_session=True)
+            sys.executable,
+            "-m",
+            "aoe_tui.agents.openai_harness",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+            start_new_session=True,
+        )
     finally:
         stdout.close()
         stderr.close()
@@ -89,8 +106,9 @@ async def run_harness(env: dict[str, str], timeout: float = 300) -> int:
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()
-        raise AssertionError(f"harness did not finish within {timeout} s; stderr: "
-                             f"{(Path(env['AOE_STDERR_FILE'])).read_text()[-2000:]}") from None
+        raise AssertionError(
+            f"harness did not finish within {timeout} s; stderr: {(Path(env['AOE_STDERR_FILE'])).read_text()[-2000:]}"
+        ) from None
 
 
 def assert_key_absent(directory: Path) -> None:

@@ -22,8 +22,14 @@ from aoe_tui.runtime.guest import TerritoryVM
 from tests.agents_real.builder_script import SUMMARY, builder_script
 from tests.agents_real.fake_provider import ScriptedProvider, bash, error, final, tool_calls
 from tests.agents_real.guest import PROJECT, access, boot_shared_guest
-from tests.agents_real.harness_run import (DISTINCTIVE_KEY, HarnessFiles, assert_key_absent, harness_env,
-                                           run_harness, start_harness)
+from tests.agents_real.harness_run import (
+    DISTINCTIVE_KEY,
+    HarnessFiles,
+    assert_key_absent,
+    harness_env,
+    run_harness,
+    start_harness,
+)
 
 pytestmark = [pytest.mark.vm, pytest.mark.asyncio(loop_scope="module")]
 
@@ -38,15 +44,23 @@ async def verify(vm: TerritoryVM, milestone: str, scratch: Path, timeout: float 
     scratch.mkdir(parents=True, exist_ok=True)
     previous = scratch / "previous.json"
     previous.write_text("{}")
-    env = {"AOE_TERRITORY_ID": vm.territory_id, "AOE_HOST": "127.0.0.1", "AOE_SSH_PORT": str(vm.ssh_port),
-           "AOE_SERVICE_PORT": str(vm.service_port), "AOE_PREVIOUS_EVIDENCE": str(previous),
-           "AOE_SSH_KEY": str(vm.keys.private_key_path), "AOE_KNOWN_HOSTS": str(vm.keys.known_hosts_path),
-           "AOE_SSH_USER": "root", **phase}
+    env = {
+        "AOE_TERRITORY_ID": vm.territory_id,
+        "AOE_HOST": "127.0.0.1",
+        "AOE_SSH_PORT": str(vm.ssh_port),
+        "AOE_SERVICE_PORT": str(vm.service_port),
+        "AOE_PREVIOUS_EVIDENCE": str(previous),
+        "AOE_SSH_KEY": str(vm.keys.private_key_path),
+        "AOE_KNOWN_HOSTS": str(vm.keys.known_hosts_path),
+        "AOE_SSH_USER": "root",
+        **phase,
+    }
     return await run_verifier(PROJECT / "verify" / f"{milestone}.sh", env, timeout, scratch / f"{milestone}.json")
 
 
-async def test_scripted_model_builds_a_durable_service_that_passes_all_four_milestones(guest: TerritoryVM,
-                                                                                        tmp_path: Path) -> None:
+async def test_scripted_model_builds_a_durable_service_that_passes_all_four_milestones(
+    guest: TerritoryVM, tmp_path: Path
+) -> None:
     agent_dir = tmp_path / "agents" / "real-builder"
     files = HarnessFiles(agent_dir)
     async with ScriptedProvider(builder_script(final_delay_s=3)) as provider:
@@ -62,8 +76,14 @@ async def test_scripted_model_builds_a_durable_service_that_passes_all_four_mile
 
     result = files.result()
     assert (result["status"], result["summary"], result["source"]) == ("completed", SUMMARY, None)
-    assert result["usage"] == {"resource_units": 5, "input_tokens": 5000, "output_tokens": 500,
-                               "cost_microusd": 7000, "rounds": 5, "tool_calls": 5}
+    assert result["usage"] == {
+        "resource_units": 5,
+        "input_tokens": 5000,
+        "output_tokens": 500,
+        "cost_microusd": 7000,
+        "rounds": 5,
+        "tool_calls": 5,
+    }
     trace = files.trace()
     assert [entry["name"] for entry in trace] == ["Bash", "Write", "Bash", "Read", "Bash"]
     assert not any(entry["is_error"] for entry in trace), [e["output"] for e in trace if e["is_error"]]
@@ -87,15 +107,20 @@ async def test_scripted_model_builds_a_durable_service_that_passes_all_four_mile
     before, after = await guest.reboot(120)
     proof = scratch / "proof.json"
     proof.write_text(json.dumps({"boot_id_before": before, "boot_id_after": after}))
-    outcome = await verify(guest, "host-reboot", scratch, 90, AOE_VERIFY_PHASE="after_reboot",
-                           AOE_REBOOT_PROOF=str(proof), **prepared)
+    outcome = await verify(
+        guest, "host-reboot", scratch, 90, AOE_VERIFY_PHASE="after_reboot", AOE_REBOOT_PROOF=str(proof), **prepared
+    )
     assert outcome.passed, outcome.detail
     assert outcome.evidence["boot_id_before"] != outcome.evidence["boot_id_after"]
 
 
 async def test_429_then_recovery_keeps_working_in_the_guest(guest: TerritoryVM, tmp_path: Path) -> None:
-    script = [error(429, "slow down", retry_after="1"), tool_calls(bash("uname -s", "Kernel name")),
-              error(502, "bad gateway"), final("Checked the kernel.")]
+    script = [
+        error(429, "slow down", retry_after="1"),
+        tool_calls(bash("uname -s", "Kernel name")),
+        error(502, "bad gateway"),
+        final("Checked the kernel."),
+    ]
     async with ScriptedProvider(script) as provider:
         await run_harness(harness_env(tmp_path, provider.base_url, access(guest)))
     files = HarnessFiles(tmp_path)
@@ -117,8 +142,9 @@ async def test_round_budget_stops_the_run_with_budget_exceeded(guest: TerritoryV
     assert result["usage"]["resource_units"] == 3
 
 
-async def test_cost_budget_stops_before_running_the_tools_of_the_round_that_broke_it(guest: TerritoryVM,
-                                                                                     tmp_path: Path) -> None:
+async def test_cost_budget_stops_before_running_the_tools_of_the_round_that_broke_it(
+    guest: TerritoryVM, tmp_path: Path
+) -> None:
     endless = [tool_calls(bash(f"echo round {n}"), cost=0.0015) for n in range(10)]
     async with ScriptedProvider(endless) as provider:
         await run_harness(harness_env(tmp_path, provider.base_url, access(guest), AOE_BUDGET_MAX_COST_MICROUSD="2500"))
@@ -130,8 +156,9 @@ async def test_cost_budget_stops_before_running_the_tools_of_the_round_that_brok
 
 async def test_the_provider_key_never_reaches_the_guest_or_any_output_file(guest: TerritoryVM, tmp_path: Path) -> None:
     probe = "env; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'; grep -rs sk-aoe /root /etc /opt /tmp | head -3"
-    async with ScriptedProvider([tool_calls(bash(probe, "Look for secrets")),
-                                 final(f"I found nothing like {DISTINCTIVE_KEY}")]) as provider:
+    async with ScriptedProvider(
+        [tool_calls(bash(probe, "Look for secrets")), final(f"I found nothing like {DISTINCTIVE_KEY}")]
+    ) as provider:
         await run_harness(harness_env(tmp_path, provider.base_url, access(guest)))
     files = HarnessFiles(tmp_path)
     output = files.trace()[0]["output"]
@@ -142,8 +169,12 @@ async def test_the_provider_key_never_reaches_the_guest_or_any_output_file(guest
 
 async def test_a_reboot_mid_command_reconnects_and_the_run_continues(guest: TerritoryVM, tmp_path: Path) -> None:
     boot_id = "cat /proc/sys/kernel/random/boot_id"
-    script = [tool_calls(bash(boot_id)), tool_calls(bash("sleep 1; systemctl reboot; sleep 120", "Reboot the host")),
-              tool_calls(bash(boot_id)), final("Rebooted.")]
+    script = [
+        tool_calls(bash(boot_id)),
+        tool_calls(bash("sleep 1; systemctl reboot; sleep 120", "Reboot the host")),
+        tool_calls(bash(boot_id)),
+        final("Rebooted."),
+    ]
     async with ScriptedProvider(script) as provider:
         await run_harness(harness_env(tmp_path, provider.base_url, access(guest)), timeout=400)
     files = HarnessFiles(tmp_path)
@@ -155,9 +186,12 @@ async def test_a_reboot_mid_command_reconnects_and_the_run_continues(guest: Terr
 
 async def test_the_example_external_adapter_writes_every_protocol_file(guest: TerritoryVM, tmp_path: Path) -> None:
     env = harness_env(tmp_path, "unused", access(guest), AOE_SSH_USER="root")
-    process = await asyncio.create_subprocess_exec(str(PROJECT / "examples" / "adapters" / "ssh-survey.sh"),
-                                                   env=env, stdout=asyncio.subprocess.DEVNULL,
-                                                   stderr=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        str(PROJECT / "examples" / "adapters" / "ssh-survey.sh"),
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     _, stderr = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 0, stderr.decode()
     files = HarnessFiles(tmp_path)

@@ -57,8 +57,13 @@ async def test_http_proxy_carries_the_request_to_the_provider(tmp_path: Path) ->
 async def test_https_proxy_gets_a_tunnel_request_without_the_key(tmp_path: Path) -> None:
     """The key travels inside the TLS tunnel only; this proxy cannot open one, so the run ends unavailable."""
     async with ScriptedProvider([final("never read")]) as proxy:
-        env = _proxied_env(tmp_path, "https://provider.invalid/v1", "HTTPS_PROXY", proxy.base_url.removesuffix("/v1"),
-                           AOE_OPENAI_MAX_ATTEMPTS="1")
+        env = _proxied_env(
+            tmp_path,
+            "https://provider.invalid/v1",
+            "HTTPS_PROXY",
+            proxy.base_url.removesuffix("/v1"),
+            AOE_OPENAI_MAX_ATTEMPTS="1",
+        )
         await run_harness(env, timeout=30)
     assert [request.path for request in proxy.requests] == ["provider.invalid:443"]
     assert DISTINCTIVE_KEY not in repr(proxy.requests[0].headers)
@@ -69,19 +74,42 @@ async def test_https_proxy_gets_a_tunnel_request_without_the_key(tmp_path: Path)
 def loopback_certificate(tmp_path: Path) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1 (its own CA) and its key."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
 async def test_tls_trusts_a_ca_named_by_ssl_cert_file_and_refuses_it_otherwise(
-        tmp_path: Path, loopback_certificate: tuple[Path, Path]) -> None:
+    tmp_path: Path, loopback_certificate: tuple[Path, Path]
+) -> None:
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(*loopback_certificate)
     async with ScriptedProvider([final("Over TLS.")], tls=tls) as provider:
-        trusted = harness_env(tmp_path / "trusted", provider.base_url, NO_GUEST,
-                              SSL_CERT_FILE=str(loopback_certificate[0]))
+        trusted = harness_env(
+            tmp_path / "trusted", provider.base_url, NO_GUEST, SSL_CERT_FILE=str(loopback_certificate[0])
+        )
         await run_harness(trusted, timeout=30)
         untrusted = harness_env(tmp_path / "untrusted", provider.base_url, NO_GUEST, AOE_OPENAI_MAX_ATTEMPTS="1")
         untrusted.pop("SSL_CERT_FILE", None)

@@ -33,10 +33,12 @@ def one_openai_agent_against_the_amnesiac(directory: Path) -> Path:
     text = (ARENA_DIR / "arena.toml").read_text()
     text = re.sub(r'\[\[territories\]\]\nid = "builder-three".*?\n\n', "", text, flags=re.S)
     text = re.sub(r'\[\[agents\]\]\nid = "tmpfs-writer".*?\n\n', "", text, flags=re.S)
-    text = text.replace('id = "oracle"\nterritory = "builder-one"\nadapter = "oracle"\nmodel = "scripted/oracle"\n'
-                        'reasoning_effort = "none"\nbudget = { resource_units = 900 }',
-                        'id = "real-builder"\nterritory = "builder-one"\nadapter = "openai"\nmodel = "scripted/builder"\n'
-                        'reasoning_effort = "low"\nbudget = { resource_units = 20, max_cost_microusd = 1000000 }')
+    text = text.replace(
+        'id = "oracle"\nterritory = "builder-one"\nadapter = "oracle"\nmodel = "scripted/oracle"\n'
+        'reasoning_effort = "none"\nbudget = { resource_units = 900 }',
+        'id = "real-builder"\nterritory = "builder-one"\nadapter = "openai"\nmodel = "scripted/builder"\n'
+        'reasoning_effort = "low"\nbudget = { resource_units = 20, max_cost_microusd = 1000000 }',
+    )
     assert 'adapter = "openai"' in text and "builder-three" not in text.split("[visualization]")[0]
     directory.mkdir()
     for shared in ("CONTRACT.md", "instructions"):

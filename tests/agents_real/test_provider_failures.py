@@ -12,8 +12,15 @@ import time
 from pathlib import Path
 
 from tests.agents_real.fake_provider import ScriptedProvider, Step, error, final
-from tests.agents_real.harness_run import (DISTINCTIVE_KEY, GuestAccess, HarnessFiles, assert_key_absent,
-                                           harness_env, run_harness, start_harness)
+from tests.agents_real.harness_run import (
+    DISTINCTIVE_KEY,
+    GuestAccess,
+    HarnessFiles,
+    assert_key_absent,
+    harness_env,
+    run_harness,
+    start_harness,
+)
 
 NO_GUEST = GuestAccess("127.0.0.1", 9, Path("/nonexistent/id_ed25519"), Path("/nonexistent/known_hosts"))
 
@@ -65,8 +72,9 @@ async def test_retry_after_is_honoured_then_the_run_recovers(tmp_path: Path) -> 
 async def test_a_reply_slower_than_the_request_timeout_counts_as_a_transient_failure(tmp_path: Path) -> None:
     slow = Step(body=final("too late").body, delay_s=5)
     async with ScriptedProvider([slow, slow]) as provider:
-        env = harness_env(tmp_path, provider.base_url, NO_GUEST, AOE_OPENAI_REQUEST_TIMEOUT_SECONDS="0.5",
-                          AOE_OPENAI_MAX_ATTEMPTS="2")
+        env = harness_env(
+            tmp_path, provider.base_url, NO_GUEST, AOE_OPENAI_REQUEST_TIMEOUT_SECONDS="0.5", AOE_OPENAI_MAX_ATTEMPTS="2"
+        )
         await run_harness(env, timeout=30)
     result = HarnessFiles(tmp_path).result()
     assert result["status"] == "unavailable"

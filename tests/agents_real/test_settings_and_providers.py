@@ -42,40 +42,66 @@ def test_a_provider_is_chosen_by_model_pattern_then_default(tmp_path: Path) -> N
 
 
 def test_explicit_environment_wins_over_the_file_and_generic_openai_variables_lose_to_it(tmp_path: Path) -> None:
-    env = config(tmp_path, ROUTER_KEY="rk-1", AOE_OPENAI_BASE_URL="http://127.0.0.1:8000/v1",
-                 AOE_OPENAI_API_KEY="vllm-key", OPENAI_BASE_URL="http://elsewhere/v1")
-    assert (resolve_provider("openai/x", env).base_url, resolve_provider("openai/x", env).api_key) == \
-        ("http://127.0.0.1:8000/v1", "vllm-key")
+    env = config(
+        tmp_path,
+        ROUTER_KEY="rk-1",
+        AOE_OPENAI_BASE_URL="http://127.0.0.1:8000/v1",
+        AOE_OPENAI_API_KEY="vllm-key",
+        OPENAI_BASE_URL="http://elsewhere/v1",
+    )
+    assert (resolve_provider("openai/x", env).base_url, resolve_provider("openai/x", env).api_key) == (
+        "http://127.0.0.1:8000/v1",
+        "vllm-key",
+    )
     del env["AOE_OPENAI_BASE_URL"]
     assert resolve_provider("openai/x", env).name == "router"
     generic = resolve_provider("openai/x", {"OPENAI_API_KEY": "sk-x", "HOME": str(tmp_path)})
     assert (generic.base_url, generic.api_key) == ("https://api.openai.com/v1", "sk-x")
 
 
-@pytest.mark.parametrize("text, message", [
-    (PROVIDERS, "ROUTER_KEY is not set"),
-    ('[providers.a]\nbase_url = "http://x/v1"\nmodel = ["*"]\n', "providers.a.model: unknown key"),
-    ('[providers.a]\nmodels = ["*"]\n', "providers.a.base_url: required"),
-    ('default = "nope"\n', "default: names unknown provider nope"),
-    ("default = ", "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (PROVIDERS, "ROUTER_KEY is not set"),
+        ('[providers.a]\nbase_url = "http://x/v1"\nmodel = ["*"]\n', "providers.a.model: unknown key"),
+        ('[providers.a]\nmodels = ["*"]\n', "providers.a.base_url: required"),
+        ('default = "nope"\n', "default: names unknown provider nope"),
+        ("default = ", "invalid TOML"),
+    ],
+)
 def test_a_bad_provider_file_names_the_key(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(AoeError, match=message):
         resolve_provider("openai/x", config(tmp_path, text))
 
 
 def _adapter_env(agent_dir: Path, **extra: str) -> dict[str, str]:
-    return {"AOE_AGENT_ID": "glm", "AOE_TERRITORY_ID": "builder-two", "AOE_TERRITORY_HOST": "127.0.0.1",
-            "AOE_SSH_PORT": "26002", "AOE_MODEL": "z-ai/glm-5.2", "AOE_INSTRUCTION_FILE": "i.md",
-            "AOE_RESULT_FILE": str(agent_dir / "result.json"), "AOE_USAGE_FILE": str(agent_dir / "usage.json"),
-            "AOE_SSH_KEY": "k", "AOE_KNOWN_HOSTS": "h", **extra}
+    return {
+        "AOE_AGENT_ID": "glm",
+        "AOE_TERRITORY_ID": "builder-two",
+        "AOE_TERRITORY_HOST": "127.0.0.1",
+        "AOE_SSH_PORT": "26002",
+        "AOE_MODEL": "z-ai/glm-5.2",
+        "AOE_INSTRUCTION_FILE": "i.md",
+        "AOE_RESULT_FILE": str(agent_dir / "result.json"),
+        "AOE_USAGE_FILE": str(agent_dir / "usage.json"),
+        "AOE_SSH_KEY": "k",
+        "AOE_KNOWN_HOSTS": "h",
+        **extra,
+    }
 
 
 def test_budget_comes_from_the_environment_or_else_the_match_manifest_copy(tmp_path: Path) -> None:
     agent_dir = tmp_path / "agents" / "glm"
-    (tmp_path / "arena.json").write_text(json.dumps({"agents": [
-        {"id": "luna", "budget": {"resource_units": 1}},
-        {"id": "glm", "budget": {"resource_units": 120, "max_cost_microusd": 2000000}}]}))
+    (tmp_path / "arena.json").write_text(
+        json.dumps(
+            {
+                "agents": [
+                    {"id": "luna", "budget": {"resource_units": 1}},
+                    {"id": "glm", "budget": {"resource_units": 120, "max_cost_microusd": 2000000}},
+                ]
+            }
+        )
+    )
     settings = HarnessSettings.from_env(_adapter_env(agent_dir))
     assert (settings.budget.resource_units, settings.budget.max_cost_microusd) == (120, 2000000)
     assert settings.tool_trace_file == agent_dir / "tool_trace.jsonl"

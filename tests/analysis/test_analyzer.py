@@ -14,8 +14,15 @@ from tests.analysis.fixture_files import ANALYSIS_FILES, TRANSCRIPT_FILES, trans
 
 
 def bash(command: str, started: int, duration: int = 10, error: bool = False, output: str = "") -> dict:
-    return {"id": f"t{started}", "name": "Bash", "input": {"command": command, "description": f"at {started}"},
-            "output": output, "is_error": error, "started_after_ms": started, "duration_ms": duration}
+    return {
+        "id": f"t{started}",
+        "name": "Bash",
+        "input": {"command": command, "description": f"at {started}"},
+        "output": output,
+        "is_error": error,
+        "started_after_ms": started,
+        "duration_ms": duration,
+    }
 
 
 def transcript(*calls: dict) -> Transcript:
@@ -23,27 +30,56 @@ def transcript(*calls: dict) -> Transcript:
 
 
 def test_first_mutation_is_the_earliest_change_not_the_first_listed():
-    analysis = analyze(transcript(
-        bash("mkdir -p /opt/builder", started=9000),
-        {"id": "w", "name": "Write", "input": {"file_path": "/opt/builder/app.py", "content": "import sqlite3\n"},
-         "output": "ok", "is_error": False, "started_after_ms": 4000, "duration_ms": 0},
-        bash("curl -s http://127.0.0.1:8080/health", started=12000, duration=500),
-    ), "a", "t")
+    analysis = analyze(
+        transcript(
+            bash("mkdir -p /opt/builder", started=9000),
+            {
+                "id": "w",
+                "name": "Write",
+                "input": {"file_path": "/opt/builder/app.py", "content": "import sqlite3\n"},
+                "output": "ok",
+                "is_error": False,
+                "started_after_ms": 4000,
+                "duration_ms": 0,
+            },
+            bash("curl -s http://127.0.0.1:8080/health", started=12000, duration=500),
+        ),
+        "a",
+        "t",
+    )
     assert analysis.metrics.first_mutation_after_ms == 4000
     assert analysis.metrics.last_observed_after_ms == 12500
 
 
 def test_metrics_architecture_and_actions():
-    analysis = analyze(transcript(
-        {"id": "plan", "name": "TodoWrite", "input": {"todos": []}, "output": "", "is_error": False,
-         "started_after_ms": 0, "duration_ms": 0},
-        bash("ls -la /opt", started=100, output="  total 0\n"),
-        bash("systemctl restart builder-app", started=200),
-        bash("echo x > /opt/builder/records/a", started=300, error=True, output="Permission denied"),
-        {"id": "w", "name": "Write", "input": {"file_path": "/opt/builder/app.py", "content": "import sqlite3\n"},
-         "output": "ok", "is_error": False, "started_after_ms": 400, "duration_ms": 0},
-        bash("curl -s http://127.0.0.1:8080/health", started=500, output="x" * 400),
-    ), "glm", "builder-one")
+    analysis = analyze(
+        transcript(
+            {
+                "id": "plan",
+                "name": "TodoWrite",
+                "input": {"todos": []},
+                "output": "",
+                "is_error": False,
+                "started_after_ms": 0,
+                "duration_ms": 0,
+            },
+            bash("ls -la /opt", started=100, output="  total 0\n"),
+            bash("systemctl restart builder-app", started=200),
+            bash("echo x > /opt/builder/records/a", started=300, error=True, output="Permission denied"),
+            {
+                "id": "w",
+                "name": "Write",
+                "input": {"file_path": "/opt/builder/app.py", "content": "import sqlite3\n"},
+                "output": "ok",
+                "is_error": False,
+                "started_after_ms": 400,
+                "duration_ms": 0,
+            },
+            bash("curl -s http://127.0.0.1:8080/health", started=500, output="x" * 400),
+        ),
+        "glm",
+        "builder-one",
+    )
     metrics = analysis.metrics
     assert (metrics.tool_calls, metrics.tool_errors) == (5, 1)
     assert (metrics.discoveries, metrics.mutations, metrics.lifecycle_actions, metrics.validations) == (1, 2, 1, 1)
@@ -54,7 +90,12 @@ def test_metrics_architecture_and_actions():
     assert analysis.actions[0].output_excerpt == "total 0"
     assert analysis.actions[4].output_excerpt == "x" * 280 + "…"
     assert analysis.actions[3].command == "Write /opt/builder/app.py" and analysis.actions[3].description is None
-    assert (analysis.analyzer, analysis.agent, analysis.territory, analysis.outcome) == (ANALYZER, "glm", "builder-one", "completed")
+    assert (analysis.analyzer, analysis.agent, analysis.territory, analysis.outcome) == (
+        ANALYZER,
+        "glm",
+        "builder-one",
+        "completed",
+    )
 
 
 @pytest.mark.parametrize("path", TRANSCRIPT_FILES, ids=lambda p: f"{p.parent.name[:12]}/{p.name}")
@@ -67,7 +108,9 @@ def test_every_fixture_transcript_gives_a_valid_analysis(path):
     assert analysis.metrics.tool_calls + len(internal) == len(source.tool_calls)
     assert analysis.metrics.tool_calls == len(analysis.actions)
     metrics = analysis.metrics
-    assert metrics.discoveries + metrics.mutations + metrics.lifecycle_actions + metrics.validations == metrics.tool_calls
+    assert (
+        metrics.discoveries + metrics.mutations + metrics.lifecycle_actions + metrics.validations == metrics.tool_calls
+    )
     assert analysis.source_sha256 == source.sha256()
 
 
@@ -75,14 +118,29 @@ def test_every_fixture_transcript_gives_a_valid_analysis(path):
 def test_against_stored_analyses(path):
     """Same calls, timings, commands and excerpts as the earlier analyzer; kinds may differ where it was wrong."""
     stored = Analysis.model_validate_json(path.read_text())
-    ours = analyze(Transcript.model_validate_json(transcript_for(path).read_text(encoding="utf-8")),
-                   stored.agent, stored.territory)
+    ours = analyze(
+        Transcript.model_validate_json(transcript_for(path).read_text(encoding="utf-8")), stored.agent, stored.territory
+    )
     assert ours.source_sha256 == stored.source_sha256
     assert [a.index for a in ours.actions] == [a.index for a in stored.actions]
     for mine, theirs in zip(ours.actions, stored.actions):
-        assert (mine.tool_id, mine.started_after_ms, mine.duration_ms, mine.success, mine.command, mine.output_excerpt,
-                mine.description) == (theirs.tool_id, theirs.started_after_ms, theirs.duration_ms, theirs.success,
-                                      theirs.command, theirs.output_excerpt, theirs.description)
+        assert (
+            mine.tool_id,
+            mine.started_after_ms,
+            mine.duration_ms,
+            mine.success,
+            mine.command,
+            mine.output_excerpt,
+            mine.description,
+        ) == (
+            theirs.tool_id,
+            theirs.started_after_ms,
+            theirs.duration_ms,
+            theirs.success,
+            theirs.command,
+            theirs.output_excerpt,
+            theirs.description,
+        )
     assert ours.metrics.last_observed_after_ms == stored.metrics.last_observed_after_ms
     assert ours.metrics.tool_errors == stored.metrics.tool_errors
 

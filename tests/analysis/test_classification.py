@@ -36,7 +36,10 @@ EXAMPLES = [
     ("python3 -m pytest -q tests/", V),
     ("bash -n /opt/builder/run.sh", V),
     ("head -c 256 /dev/urandom > /tmp/bin.dat; curl -s --data-binary @/tmp/bin.dat http://127.0.0.1:8080/r/b", V),
-    ("python3 - <<'PY'\nimport urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:8080/health').read())\nPY", V),
+    (
+        "python3 - <<'PY'\nimport urllib.request\nprint(urllib.request.urlopen('http://127.0.0.1:8080/health').read())\nPY",
+        V,
+    ),
     ("ss -ltn | grep 8080; curl -s http://127.0.0.1:8080/health", V),
     # mutation
     ("echo hi > /opt/builder/app.py", M),

@@ -42,8 +42,9 @@ def test_every_stored_analysis_round_trips(label, data):
     dumped = analysis.model_dump(mode="json")
     assert {key: dumped[key] for key in data if key != "actions"} == {k: v for k, v in data.items() if k != "actions"}
     # Fields added since (tampering) take their defaults; everything stored comes back unchanged.
-    assert [{key: ours[key] for key in stored} for ours, stored in zip(dumped["actions"], data.get("actions", []))] \
-        == data.get("actions", [])
+    assert [
+        {key: ours[key] for key in stored} for ours, stored in zip(dumped["actions"], data.get("actions", []))
+    ] == data.get("actions", [])
     assert all(isinstance(action.kind, ActionKind) for action in analysis.actions)
 
 

@@ -35,9 +35,17 @@ def hostile_match(directory: Path) -> Path:
     first_failure["detail"] = DETAIL + ESCAPES
     finished = next(e for e in events if e["kind"] == "agent_finished")
     finished["detail"] = SUMMARY + ESCAPES
-    events.insert(first_failure["sequence"] + 1, {
-        "schema_version": 1, "sequence": first_failure["sequence"] + 1, "elapsed_ms": first_failure["elapsed_ms"],
-        "kind": "[/]", "territory": TERRITORY, "note": DESCRIPTION})
+    events.insert(
+        first_failure["sequence"] + 1,
+        {
+            "schema_version": 1,
+            "sequence": first_failure["sequence"] + 1,
+            "elapsed_ms": first_failure["elapsed_ms"],
+            "kind": "[/]",
+            "territory": TERRITORY,
+            "note": DESCRIPTION,
+        },
+    )
     for sequence, event in enumerate(events):
         event["sequence"] = sequence
     (match / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))

@@ -184,7 +184,13 @@ async def test_report_tables_hold_the_agents_and_standings(clock):
         await pilot.press("g")
         agents = app.screen.query_one("#agents-table", DataTable)
         assert agents.row_count == 3
-        assert [str(c) for c in agents.get_row_at(0)][:5] == ["claux", "builder-one", "openai/gpt-5.6-luna", "claux", "high"]
+        assert [str(c) for c in agents.get_row_at(0)][:5] == [
+            "claux",
+            "builder-one",
+            "openai/gpt-5.6-luna",
+            "claux",
+            "high",
+        ]
         standings = app.screen.query_one("#standings-table", DataTable)
         assert str(standings.get_row_at(0)[1]) == "builder-three"
 

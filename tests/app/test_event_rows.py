@@ -37,7 +37,11 @@ def test_filters_combine():
     events = load_match(HARNESS).events
     rows = EventRows(events, EventFilter(kind="milestone_passed", territory="builder-three"))
     assert [events[row.first_position].milestone for row in rows.rows] == [
-        "service-up", "write-read", "service-restart", "host-reboot"]
+        "service-up",
+        "write-read",
+        "service-restart",
+        "host-reboot",
+    ]
     assert EventRows(events, EventFilter(agent="claux")).rows
     assert all(events[r.first_position].agent_id == "claux" for r in EventRows(events, EventFilter(agent="claux")).rows)
 
@@ -56,8 +60,9 @@ def test_drain_and_operator_rows_read_as_sentences():
 
     events = load_match(HARNESS).events
     drain = next(e for e in events if e.kind == "post_match_drain_started")
-    assert summary(drain) == (f"{drain.pending_agents} agents may still hand in results "
-                              f"(up to {format_clock(drain.timeout_ms)})")
+    assert summary(drain) == (
+        f"{drain.pending_agents} agents may still hand in results (up to {format_clock(drain.timeout_ms)})"
+    )
     done = next(e for e in events if e.kind == "post_match_drain_finished")
     assert summary(done) == f"{done.captured_agents} captured, {done.terminated_agents} terminated"
     assert summary(make_event("match_paused", 0, 0, reason="lunch")) == "lunch"

@@ -27,7 +27,7 @@ def test_jump_goes_by_time_and_stops_at_both_ends():
     assert playback.timeline.events[playback.position + 1].elapsed_ms > 10_000
     playback.jump(10**9)
     assert playback.elapsed_ms == playback.duration_ms and playback.following
-    playback.jump(-10**9)
+    playback.jump(-(10**9))
     assert playback.elapsed_ms == 0
 
 

@@ -22,6 +22,7 @@ WIDE, NARROW = (160, 48), (80, 24)
 
 def seek_to(elapsed_ms: int | None):
     """run_before hook: move the cursor to a moment (None: the end of the match)."""
+
     async def run_before(pilot) -> None:
         screen = pilot.app.screen
         if elapsed_ms is None:
@@ -30,6 +31,7 @@ def seek_to(elapsed_ms: int | None):
             screen.playback.go_to_time(elapsed_ms)
         screen.refresh_cursor()
         await pilot.pause()
+
     return run_before
 
 
@@ -55,6 +57,7 @@ def test_event_inspector(snap_compare):
         await seek_to(20_000)(pilot)
         pilot.app.screen.query_one("EventList DataTable").focus()
         await pilot.press("enter")
+
     assert snap_compare(replay_app(HARNESS), terminal_size=WIDE, run_before=run_before)
 
 
@@ -62,6 +65,7 @@ def test_tool_call_feed(snap_compare):
     async def run_before(pilot) -> None:
         await seek_to(40_000)(pilot)
         await pilot.press("c")
+
     assert snap_compare(replay_app(HARNESS), terminal_size=WIDE, run_before=run_before)
 
 
@@ -82,9 +86,20 @@ def browser_app(tmp_path, monkeypatch) -> AoeApp:
         os.utime(matches / path.name, (1_760_000_000, 1_760_000_000))  # matches without a stamp date by mtime
     aborted = matches / "first-build-20260101-120000"
     aborted.mkdir()
-    (aborted / "events.jsonl").write_text(json.dumps(
-        {"schema_version": 1, "sequence": 0, "elapsed_ms": 0, "kind": "match_state_changed", "from": "preparing",
-         "to": "aborted", "reason": "builder-two: SSH did not answer within 240 s"}) + "\n")
+    (aborted / "events.jsonl").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "sequence": 0,
+                "elapsed_ms": 0,
+                "kind": "match_state_changed",
+                "from": "preparing",
+                "to": "aborted",
+                "reason": "builder-two: SSH did not answer within 240 s",
+            }
+        )
+        + "\n"
+    )
     monkeypatch.chdir(tmp_path)
     return AoeApp(roots=[Path("matches")], clock=FakeClock())
 

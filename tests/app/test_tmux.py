@@ -22,8 +22,9 @@ SOCKET = f"aoe-test-{uuid.uuid4().hex[:8]}"
 
 
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["tmux", "-L", SOCKET, "-f", "/dev/null", *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def wait_for(session: str, *texts: str, timeout: float = 15.0) -> str:
@@ -40,9 +41,18 @@ def wait_for(session: str, *texts: str, timeout: float = 15.0) -> str:
 
 def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
     session = f"aoe-test-{uuid.uuid4().hex[:8]}"
-    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", 
-         # COLUMNS/LINES from the test runner would override the real terminal size.
-         f"env -u COLUMNS -u LINES {AOE} replay {HARNESS}; sleep 5")
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "160",
+        "-y",
+        "48",
+        # COLUMNS/LINES from the test runner would override the real terminal size.
+        f"env -u COLUMNS -u LINES {AOE} replay {HARNESS}; sleep 5",
+    )
     try:
         # the third pane's agent is on screen only in the wide layout, side by side
         screen = wait_for(session, "REPLAY", "term-llm  preparing", "0:00 / 0:45", "Play/pause")

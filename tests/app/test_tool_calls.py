@@ -22,7 +22,10 @@ def test_transcript_entries_give_full_input_and_output():
     session = MatchSession(load_match(PRIMARY_FAILOVER))
     calls = session.tool_calls["luna-failover-engineer"].calls
     detail = calls[0].detail_json()
-    assert calls[0].entry is not None and calls[0].entry.id == session.analyses["luna-failover-engineer"].actions[0].tool_id
+    assert (
+        calls[0].entry is not None
+        and calls[0].entry.id == session.analyses["luna-failover-engineer"].actions[0].tool_id
+    )
     assert "input" in detail["tool"] and "output" in detail["tool"]
 
 

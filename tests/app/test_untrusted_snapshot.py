@@ -24,4 +24,5 @@ def test_hostile_text_is_shown_literally(snap_compare, tmp_path):
         screen.playback.go_to_position(unknown)
         screen.refresh_cursor()
         await pilot.pause()
+
     assert snap_compare(AoeApp(match, clock=FakeClock()), terminal_size=(160, 48), run_before=run_before)

@@ -99,8 +99,16 @@ async def test_every_replay_screen_shows_hostile_text_literally(match):
         await pilot.press("escape")
 
         failed = next(i for i, e in enumerate(match.events) if (getattr(e, "detail", None) or "").startswith(DETAIL))
-        app.push_screen(TerritoryScreen(TERRITORY, AGENT, screen.session.milestone_ids(), match.directory,
-                                        lambda: screen.session.timeline.state_at(failed), "ssh root@[::1]"))
+        app.push_screen(
+            TerritoryScreen(
+                TERRITORY,
+                AGENT,
+                screen.session.milestone_ids(),
+                match.directory,
+                lambda: screen.session.timeline.state_at(failed),
+                "ssh root@[::1]",
+            )
+        )
         await pilot.pause()
         text = screen_text(app)
         assert DETAIL in text and COMMAND in text and "[/] [bold red]boom" in text

@@ -24,9 +24,11 @@ from tests.engine.helpers import ARENA, arena_data
 
 WAIT_STEP_S = 0.01
 # Slower than the engine tests' race so there is a race to watch: the oracle's guest comes up last.
-LIVE_RACE = {"builder-one": ScriptedPlan(ready_at_ms=24_000, storage="disk"),
-             "builder-two": ScriptedPlan(ready_at_ms=4_000, storage="memory"),
-             "builder-three": ScriptedPlan(ready_at_ms=10_000, storage="tmpfs")}
+LIVE_RACE = {
+    "builder-one": ScriptedPlan(ready_at_ms=24_000, storage="disk"),
+    "builder-two": ScriptedPlan(ready_at_ms=4_000, storage="memory"),
+    "builder-three": ScriptedPlan(ready_at_ms=10_000, storage="tmpfs"),
+}
 
 
 class GatedSource:
@@ -84,8 +86,11 @@ class SlowTeardownProvider(ScriptedProvider):
 class FailingBootProvider(ScriptedProvider):
     """One guest never answers SSH: the runner must abort before the match opens."""
 
-    CONSOLE = ["[    0.000000] Linux version 6.1.0-cloud-amd64", "[    2.100000] EXT4-fs (vda): mounted filesystem",
-               "[   31.500000] systemd[1]: Failed to start ssh.service - OpenBSD Secure Shell server."]
+    CONSOLE = [
+        "[    0.000000] Linux version 6.1.0-cloud-amd64",
+        "[    2.100000] EXT4-fs (vda): mounted filesystem",
+        "[   31.500000] systemd[1]: Failed to start ssh.service - OpenBSD Secure Shell server.",
+    ]
 
     async def boot(self, manifest, match_dir, recorder, clock):
         for territory in manifest.territories:
@@ -98,10 +103,17 @@ class FailingBootProvider(ScriptedProvider):
         raise AoeError(f"{failing}: SSH did not answer within 240 s")
 
 
-def live_app(output: Path, source: GatedSource, provider: ScriptedProvider | None = None,
-             manifest: Path = ARENA) -> LiveApp:
-    runner = MatchRunner(manifest, output, provider or ScriptedProvider(dict(LIVE_RACE)), ScriptedLauncher(),
-                         source=source, drain_seconds=4)
+def live_app(
+    output: Path, source: GatedSource, provider: ScriptedProvider | None = None, manifest: Path = ARENA
+) -> LiveApp:
+    runner = MatchRunner(
+        manifest,
+        output,
+        provider or ScriptedProvider(dict(LIVE_RACE)),
+        ScriptedLauncher(),
+        source=source,
+        drain_seconds=4,
+    )
     return LiveApp(runner, clock=lambda: 0.0)
 
 
@@ -129,8 +141,11 @@ def repeatable_arena(directory: Path) -> Path:
     verify = directory / "verify"
     shutil.copytree(PROJECT / "verify", verify)
     lib = verify / "lib.sh"
-    lib.write_text(lib.read_text().replace(
-        "hex() { od -An -tx1 -N\"$1\" /dev/urandom | tr -d ' \\n'; }", "hex() { printf '%0*d' \"$(($1 * 2))\" 0; }"))
+    lib.write_text(
+        lib.read_text().replace(
+            "hex() { od -An -tx1 -N\"$1\" /dev/urandom | tr -d ' \\n'; }", "hex() { printf '%0*d' \"$(($1 * 2))\" 0; }"
+        )
+    )
     assert "/dev/urandom" not in lib.read_text()
     data = arena_data()
     for milestone in data["build"]["milestones"]:

@@ -24,8 +24,11 @@ from tests.app.test_tmux import SOCKET, tmux, wait_for
 from tests.conftest import PROJECT
 from tests.engine.vm_cli import assert_replayable, domains_of, short_arena
 
-pytestmark = [pytest.mark.tmux, pytest.mark.vm,
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.vm,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 BOOT_SECONDS = 900  # includes the clone's bootstrap (a fresh .venv)
 RACE_SECONDS = 1800
 STOP_SECONDS = 60
@@ -44,8 +47,17 @@ def clone(tmp_path_factory):
 def in_terminal(cwd, command: str) -> str:
     session = f"aoe-demo-{uuid.uuid4().hex[:8]}"
     # COLUMNS/LINES from the test runner would override the real terminal size.
-    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48",
-         f"cd {cwd} && env -u COLUMNS -u LINES {command}; sleep 120")
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "160",
+        "-y",
+        "48",
+        f"cd {cwd} && env -u COLUMNS -u LINES {command}; sleep 120",
+    )
     return session
 
 
@@ -74,8 +86,10 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
     assert "First Build" in screen and "oracle" in screen
     racing = time.monotonic()
     wait_for(session, "winner builder-one", timeout=RACE_SECONDS)
-    print(f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
-          f"winner after {time.monotonic() - started:.0f} s")
+    print(
+        f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
+        f"winner after {time.monotonic() - started:.0f} s"
+    )
     match_dir = newest_match(clone)
     deadline = time.monotonic() + 120  # the post-match drain ends on its own
     while "post_match_drain_finished" not in (match_dir / "events.jsonl").read_text() and time.monotonic() < deadline:

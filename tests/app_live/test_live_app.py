@@ -21,8 +21,16 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.world import MilestonePause
 from aoe_tui.engine.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
-from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE,
-                                     SlowTeardownProvider, hold_at, live_app, until)
+from tests.app_live.conftest import (
+    FailingBootProvider,
+    GatedBootProvider,
+    GatedSource,
+    LIVE_RACE,
+    SlowTeardownProvider,
+    hold_at,
+    live_app,
+    until,
+)
 
 SIZE = (160, 48)
 STEERING = ["pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"]
@@ -53,8 +61,12 @@ async def test_preparation_shows_each_territory_then_the_race_takes_over(tmp_pat
         assert isinstance(app.screen, PreparationScreen)
         board = text_of(app.screen.query_one("#prep-board"))
         assert "builder-one" in board and "SSH preflight passed after 12.5 s" in board
-        assert app.board.territories["builder-one"].stages == {"image": "done", "boot": "done", "ssh": "done",
-                                                               "agent": "waiting"}
+        assert app.board.territories["builder-one"].stages == {
+            "image": "done",
+            "boot": "done",
+            "ssh": "done",
+            "agent": "waiting",
+        }
         assert app.board.territories["builder-two"].stages["ssh"] == "waiting"
         provider.gate.set()
         await until(pilot, lambda: isinstance(app.screen, LiveMatchScreen))
@@ -139,6 +151,7 @@ async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
         async def slow_suspend() -> None:  # a guest that takes its time (or a reboot check still running)
             await gate.wait()
             await suspend()
+
         host.suspend = slow_suspend
         await pilot.press("p", "y")
         await until(pilot, lambda: app.runner.world.paused)
@@ -172,7 +185,9 @@ async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tm
         picker.query_one(OptionList).highlighted = picker.labels.index("host-reboot · builder-three")
         await pilot.press("enter")
         await pilot.pause()
-        assert app.runner.world.paused_milestones == [MilestonePause(territory="builder-three", milestone="host-reboot")]
+        assert app.runner.world.paused_milestones == [
+            MilestonePause(territory="builder-three", milestone="host-reboot")
+        ]
         assert screen.check_action("resume_milestone", ()) is True
         # retrying a passed milestone asks first: a failed re-check revokes it
         await pilot.press("y")
@@ -190,12 +205,16 @@ async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tm
         await pilot.press("enter")
         await pilot.pause()
         assert app.runner.world.paused_milestones == []
-        operator = [e.to_json() for e in screen.session.timeline.events if e.kind.startswith("milestone_") and
-                    e.kind.endswith(("paused", "resumed", "retry_requested"))]
+        operator = [
+            e.to_json()
+            for e in screen.session.timeline.events
+            if e.kind.startswith("milestone_") and e.kind.endswith(("paused", "resumed", "retry_requested"))
+        ]
         assert [(e["kind"], e["territory"], e["milestone"]) for e in operator] == [
             ("milestone_paused", "builder-three", "host-reboot"),
             ("milestone_retry_requested", "builder-three", "service-up"),
-            ("milestone_resumed", "builder-three", "host-reboot")]
+            ("milestone_resumed", "builder-three", "host-reboot"),
+        ]
 
 
 async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
@@ -208,7 +227,9 @@ async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
         assert app.runner.world.winner == "builder-one"
         assert all(screen.check_action(action, ()) is None for action in STEERING)
         titles = await palette_titles(screen)
-        assert not {"Pause match", "Resume match", "Pause milestone…", "Resume milestone…", "Retry milestone…"} & set(titles)
+        assert not {"Pause match", "Resume match", "Pause milestone…", "Resume milestone…", "Retry milestone…"} & set(
+            titles
+        )
         assert "Territory details" in titles
         await pilot.press("p")
         assert app.screen is screen  # a disabled key does nothing, no dialog
@@ -281,11 +302,26 @@ async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):
         screen = app.screen
         trace = output / "agents" / "oracle" / "tool_trace.jsonl"
         trace.parent.mkdir(parents=True, exist_ok=True)
-        calls = [{"id": "call-001", "name": "Bash", "input": {"command": "systemctl status builder-app.service",
-                                                       "description": "Check the slot unit"},
-                  "output": "inactive", "is_error": False, "started_after_ms": 1000, "duration_ms": 300},
-                 {"id": "call-002", "name": "Bash", "input": {"command": "cat > /opt/builder/app.py <<'EOF'\nprint(1)\nEOF"},
-                  "output": "", "is_error": False, "started_after_ms": 2000, "duration_ms": 100}]
+        calls = [
+            {
+                "id": "call-001",
+                "name": "Bash",
+                "input": {"command": "systemctl status builder-app.service", "description": "Check the slot unit"},
+                "output": "inactive",
+                "is_error": False,
+                "started_after_ms": 1000,
+                "duration_ms": 300,
+            },
+            {
+                "id": "call-002",
+                "name": "Bash",
+                "input": {"command": "cat > /opt/builder/app.py <<'EOF'\nprint(1)\nEOF"},
+                "output": "",
+                "is_error": False,
+                "started_after_ms": 2000,
+                "duration_ms": 100,
+            },
+        ]
         trace.write_text(json.dumps(calls[0]) + "\n" + json.dumps(calls[1])[:20])  # second line mid-append
         screen.live_tick()
         await pilot.pause()

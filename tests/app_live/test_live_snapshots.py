@@ -16,8 +16,15 @@ from aoe_tui.app.preparation import PreparationScreen
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
-from tests.app_live.conftest import (FailingBootProvider, GatedBootProvider, GatedSource, LIVE_RACE, hold_at,
-                                     repeatable_arena, until)
+from tests.app_live.conftest import (
+    FailingBootProvider,
+    GatedBootProvider,
+    GatedSource,
+    LIVE_RACE,
+    hold_at,
+    repeatable_arena,
+    until,
+)
 
 WIDE, NARROW = (160, 48), (80, 24)
 RACING_AT_S = 12
@@ -30,8 +37,14 @@ def arena(tmp_path, monkeypatch) -> Path:
 
 
 def app_for(arena: Path, source: GatedSource, provider=None) -> LiveApp:
-    runner = MatchRunner(arena, Path("demo-match"), provider or ScriptedProvider(dict(LIVE_RACE)), ScriptedLauncher(),
-                         source=source, drain_seconds=4)
+    runner = MatchRunner(
+        arena,
+        Path("demo-match"),
+        provider or ScriptedProvider(dict(LIVE_RACE)),
+        ScriptedLauncher(),
+        source=source,
+        drain_seconds=4,
+    )
     return LiveApp(runner, clock=lambda: 0.0)
 
 
@@ -40,6 +53,7 @@ def test_booting(snap_compare, arena):
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.board.territories["builder-three"].stages["boot"] == "running")
+
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 
 
@@ -48,6 +62,7 @@ def test_a_territory_fails_to_boot(snap_compare, arena):
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.engine.is_finished and isinstance(app.screen, PreparationScreen))
+
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 
 
@@ -57,6 +72,7 @@ def test_racing(snap_compare, arena, size):
 
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)
+
     assert snap_compare(app_for(arena, source), terminal_size=size, run_before=run_before)
 
 
@@ -67,6 +83,7 @@ def test_scrubbed_back_while_the_match_goes_on(snap_compare, arena):
         await hold_at(pilot, source, 8)
         await pilot.press("shift+left")
         await hold_at(pilot, source, RACING_AT_S)
+
     assert snap_compare(app_for(arena, source), terminal_size=WIDE, run_before=run_before)
 
 
@@ -77,8 +94,15 @@ def test_paused(snap_compare, arena):
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)
         await pilot.press("3", "p", "y")
-        await until(pilot, lambda: app.runner.world.paused and app.match_screen.pending_operation is None
-                    and app.match_screen.session.timeline.events[-1].kind == "match_paused")
+        await until(
+            pilot,
+            lambda: (
+                app.runner.world.paused
+                and app.match_screen.pending_operation is None
+                and app.match_screen.session.timeline.events[-1].kind == "match_paused"
+            ),
+        )
+
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 
 
@@ -89,6 +113,7 @@ def test_finished(snap_compare, arena):
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.match_screen is not None and not app.engine_running)
         await pilot.pause()
+
     assert snap_compare(app, terminal_size=WIDE, run_before=run_before)
 
 
@@ -98,4 +123,5 @@ def test_steering_keys_in_help(snap_compare, arena):
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)
         await pilot.press("question_mark")
+
     assert snap_compare(app_for(arena, source), terminal_size=WIDE, run_before=run_before)

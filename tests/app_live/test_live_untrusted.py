@@ -30,8 +30,9 @@ def screen_text(app) -> str:
 
 async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
     output, source = tmp_path / "m", GatedSource(limit=0)
-    launcher = ScriptedLauncher(scripts={"amnesiac": AgentScript(finishes_after=6, status="failed",
-                                                                 summary=SUMMARY + ESCAPES)})
+    launcher = ScriptedLauncher(
+        scripts={"amnesiac": AgentScript(finishes_after=6, status="failed", summary=SUMMARY + ESCAPES)}
+    )
     runner = MatchRunner(ARENA, output, ScriptedProvider(dict(LIVE_RACE)), launcher, source=source, drain_seconds=4)
     app = LiveApp(runner, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
@@ -40,9 +41,20 @@ async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
         assert isinstance(screen, LiveMatchScreen)
         trace = output / "agents" / "oracle" / "tool_trace.jsonl"
         trace.parent.mkdir(parents=True, exist_ok=True)
-        trace.write_text(json.dumps({"id": "call-001", "name": "Bash", "input": {"command": COMMAND,
-                                     "description": OUTPUT}, "output": OUTPUT + ESCAPES, "is_error": False,
-                                     "started_after_ms": 1000, "duration_ms": 300}) + "\n")
+        trace.write_text(
+            json.dumps(
+                {
+                    "id": "call-001",
+                    "name": "Bash",
+                    "input": {"command": COMMAND, "description": OUTPUT},
+                    "output": OUTPUT + ESCAPES,
+                    "is_error": False,
+                    "started_after_ms": 1000,
+                    "duration_ms": 300,
+                }
+            )
+            + "\n"
+        )
         (output / "agents" / "oracle" / "stdout.log").write_text(f"{OUTPUT}{ESCAPES}\n")
         screen.live_tick()
         await pilot.pause()

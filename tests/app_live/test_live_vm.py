@@ -46,8 +46,9 @@ async def test_a_real_match_from_the_app_paused_resumed_and_retried(tmp_path):
     runner = MatchRunner(manifest, output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=5)
     app = LiveApp(runner)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, LiveMatchScreen) or app.engine_error is not None,
-                    BOOT_SECONDS)
+        await until(
+            pilot, lambda: isinstance(app.screen, LiveMatchScreen) or app.engine_error is not None, BOOT_SECONDS
+        )
         assert app.engine_error is None
         await until(pilot, lambda: passed(app, "builder-one", "service-up"), RACE_SECONDS)
         await pilot.press("p", "y")
@@ -65,7 +66,8 @@ async def test_a_real_match_from_the_app_paused_resumed_and_retried(tmp_path):
         picker = app.screen
         assert isinstance(picker, PickerScreen)
         picker.query_one(OptionList).highlighted = next(
-            i for i, label in enumerate(picker.labels) if label.startswith("service-up"))
+            i for i, label in enumerate(picker.labels) if label.startswith("service-up")
+        )
         await pilot.press("enter")
         assert isinstance(app.screen, ConfirmScreen)  # service-up has passed: re-checking may revoke it
         await pilot.press("y")

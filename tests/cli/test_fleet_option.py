@@ -17,7 +17,11 @@ def test_run_plays_the_fleets_agents_on_the_arena(tmp_path) -> None:
     assert [a.id for a in runner.manifest.agents] == ["luna", "glm", "deepseek"]
     assert runner.manifest_path == ARENA  # verifiers and the brief still come from the arena
     args = build_parser().parse_args(["run", str(ARENA), "--output", str(tmp_path / "n")])
-    assert [a.adapter for a in real_runner(args, args.manifest).manifest.agents] == ["oracle", "amnesiac", "tmpfs-writer"]
+    assert [a.adapter for a in real_runner(args, args.manifest).manifest.agents] == [
+        "oracle",
+        "amnesiac",
+        "tmpfs-writer",
+    ]
 
 
 def test_validate_with_a_fleet(tmp_path, capsys) -> None:
@@ -27,12 +31,15 @@ def test_validate_with_a_fleet(tmp_path, capsys) -> None:
     fleet.write_text(REAL_MODELS.read_text().replace('"builder-two"', '"builder-2"'))
     assert main(["validate", str(ARENA), "--agents", str(fleet), "--json"]) == 1
     problems = json.loads(capsys.readouterr().out)["problems"]
-    assert [(p["file"], p["path"]) for p in problems] == [(str(fleet), "territories[1]"), (str(fleet), "agents[1].territory")]
+    assert [(p["file"], p["path"]) for p in problems] == [
+        (str(fleet), "territories[1]"),
+        (str(fleet), "agents[1].territory"),
+    ]
 
 
 def test_a_bad_fleet_stops_aoe_run_with_one_line_before_any_guest_boots(tmp_path) -> None:
     fleet = tmp_path / "fleet.toml"
-    fleet.write_text("[[agents]]\nid = \"solo\"\nterritory = \"builder-one\"\nadapter = \"openai\"\n")
+    fleet.write_text('[[agents]]\nid = "solo"\nterritory = "builder-one"\nadapter = "openai"\n')
     result = run_aoe("run", ARENA, "--agents", fleet, "--headless", "--output", tmp_path / "match")
     assert result.returncode == 2
     assert result.stderr.strip() == f"aoe: {fleet}: agents[0].model: required key is missing"

@@ -11,8 +11,13 @@ from tests.conftest import MATCH_DIRS, ORACLE_DIR, PROJECT, SINGLE_FILES, WORLD_
 
 
 def run_aoe(*args):
-    return subprocess.run([sys.executable, "-m", "aoe_tui.cli.main", *map(str, args)], capture_output=True,
-                          text=True, cwd=PROJECT, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "aoe_tui.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+    )
 
 
 def test_replay_json_prints_reduced_world(capsys):
@@ -81,15 +86,18 @@ def test_validate_reports_shape_and_rule_problems_in_one_pass(tmp_path, capsys):
     assert "territories[0].id: 'Builder One' must be lowercase" in said
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["replay", "/nonexistent/match", "--json"], "no such file or directory"),
-    (["info", "{tmp}"], "no match here"),
-    (["inspect", str(ORACLE_DIR), "999"], "no event 999"),
-    (["inspect", str(WORLD_ONLY), "0"], "no event timeline"),
-    (["validate", "{tmp}/missing.toml"], "no such manifest"),
-    (["validate", "{tmp}/broken.toml"], "broken.toml"),
-    (["info", "{tmp}/garbage.match.json"], "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["replay", "/nonexistent/match", "--json"], "no such file or directory"),
+        (["info", "{tmp}"], "no match here"),
+        (["inspect", str(ORACLE_DIR), "999"], "no event 999"),
+        (["inspect", str(WORLD_ONLY), "0"], "no event timeline"),
+        (["validate", "{tmp}/missing.toml"], "no such manifest"),
+        (["validate", "{tmp}/broken.toml"], "broken.toml"),
+        (["info", "{tmp}/garbage.match.json"], "not UTF-8"),
+    ],
+)
 def test_bad_input_is_one_line_without_traceback(tmp_path, args, fragment):
     (tmp_path / "broken.toml").write_text("[arena\nid=")
     (tmp_path / "garbage.match.json").write_bytes(b"\x89PNG\x00\xff")

@@ -13,7 +13,9 @@ def _raw_controls(text: str) -> list[str]:
 
 def test_inspect_and_info_print_no_control_characters(tmp_path, capsys):
     match_dir = hostile_match(tmp_path)
-    sequence = next(e.sequence for e in load_match(match_dir).events if (getattr(e, "detail", None) or "").startswith(DETAIL))
+    sequence = next(
+        e.sequence for e in load_match(match_dir).events if (getattr(e, "detail", None) or "").startswith(DETAIL)
+    )
     assert main(["inspect", str(match_dir), str(sequence)]) == 0
     text = capsys.readouterr().out
     assert DETAIL in text and not _raw_controls(text)

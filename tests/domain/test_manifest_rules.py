@@ -23,38 +23,72 @@ def test_bundled_arena_has_no_problems():
     assert problems == [] and manifest.arena.id == "first-build"
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda d: d["arena"].update(colour="red"), "arena.colour: unknown key"),
-    (lambda d: d["build"]["milestones"][1].update(timeout=3), "build.milestones[1].timeout: unknown key"),
-    (lambda d: d["rules"].pop("duration_seconds"), "rules.duration_seconds: required key is missing"),
-    (lambda d: d["build"]["milestones"][2].update(depends_on=["x"]),
-     "build.milestones[2].depends_on: references unknown milestone x"),
-    (lambda d: d["build"]["milestones"][0].update(depends_on=["host-reboot"]),
-     "build.milestones[0].depends_on: dependency cycle through service-up"),
-    (lambda d: d["build"].update(completion_milestone="nope"),
-     "build.completion_milestone: references unknown milestone nope"),
-    (lambda d: d["build"]["milestones"][3].update(required=False),
-     "build.completion_milestone: milestone host-reboot is not required"),
-    (lambda d: d["territories"][0].update({"class": "wizard"}), "territories[0].class: references unknown class wizard"),
-    (lambda d: d["agents"][1].update(territory="builder-one"),
-     "territories[1]: territory builder-two has 0 agents, needs exactly one"),
-    (lambda d: d["agents"][2].update(territory="nowhere"), "agents[2].territory: references unknown territory nowhere"),
-    (lambda d: d["territories"][0].update(id="Builder_One"),
-     "territories[0].id: 'Builder_One' must be lowercase ASCII letters, digits and hyphens"),
-    (lambda d: d["agents"][1].update(id="oracle"), "agents[1].id: duplicate id 'oracle'"),
-    (lambda d: d["network"].update(allow_public_internet=True), "network.allow_public_internet: must be false"),
-    (lambda d: d["network"].update(cidr="8.8.8.0/24"), "network.cidr: '8.8.8.0/24' must be a private IPv4 /24"),
-    (lambda d: d["rules"].update(minimum_territories=1), "rules.minimum_territories: must be at least 2"),
-    (lambda d: d["rules"].update(minimum_territories=4), "territories: 3 territories, fewer than minimum_territories 4"),
-    (lambda d: d["build"]["milestones"][0].update(timeout_seconds=0),
-     "build.milestones[0].timeout_seconds: must be between 1 and rules.duration_seconds (600)"),
-    (lambda d: d["build"]["milestones"][0].update(points=0), "build.milestones[0].points: must be positive"),
-    (lambda d: d["visualization"]["nodes"][1].update(milestone="ghost"),
-     "visualization.nodes[1].milestone: references unknown milestone ghost"),
-    (lambda d: d["visualization"]["nodes"][1].update(x=140), "visualization.nodes[1].x: must be between 0 and 100"),
-    (lambda d: d["visualization"]["links"][0].update(to="moon"), "visualization.links[0].to: references unknown node moon"),
-    (lambda d: d["build"]["milestones"][0].update(operation="dance"), "build.milestones[0].operation: Input should be"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda d: d["arena"].update(colour="red"), "arena.colour: unknown key"),
+        (lambda d: d["build"]["milestones"][1].update(timeout=3), "build.milestones[1].timeout: unknown key"),
+        (lambda d: d["rules"].pop("duration_seconds"), "rules.duration_seconds: required key is missing"),
+        (
+            lambda d: d["build"]["milestones"][2].update(depends_on=["x"]),
+            "build.milestones[2].depends_on: references unknown milestone x",
+        ),
+        (
+            lambda d: d["build"]["milestones"][0].update(depends_on=["host-reboot"]),
+            "build.milestones[0].depends_on: dependency cycle through service-up",
+        ),
+        (
+            lambda d: d["build"].update(completion_milestone="nope"),
+            "build.completion_milestone: references unknown milestone nope",
+        ),
+        (
+            lambda d: d["build"]["milestones"][3].update(required=False),
+            "build.completion_milestone: milestone host-reboot is not required",
+        ),
+        (
+            lambda d: d["territories"][0].update({"class": "wizard"}),
+            "territories[0].class: references unknown class wizard",
+        ),
+        (
+            lambda d: d["agents"][1].update(territory="builder-one"),
+            "territories[1]: territory builder-two has 0 agents, needs exactly one",
+        ),
+        (
+            lambda d: d["agents"][2].update(territory="nowhere"),
+            "agents[2].territory: references unknown territory nowhere",
+        ),
+        (
+            lambda d: d["territories"][0].update(id="Builder_One"),
+            "territories[0].id: 'Builder_One' must be lowercase ASCII letters, digits and hyphens",
+        ),
+        (lambda d: d["agents"][1].update(id="oracle"), "agents[1].id: duplicate id 'oracle'"),
+        (lambda d: d["network"].update(allow_public_internet=True), "network.allow_public_internet: must be false"),
+        (lambda d: d["network"].update(cidr="8.8.8.0/24"), "network.cidr: '8.8.8.0/24' must be a private IPv4 /24"),
+        (lambda d: d["rules"].update(minimum_territories=1), "rules.minimum_territories: must be at least 2"),
+        (
+            lambda d: d["rules"].update(minimum_territories=4),
+            "territories: 3 territories, fewer than minimum_territories 4",
+        ),
+        (
+            lambda d: d["build"]["milestones"][0].update(timeout_seconds=0),
+            "build.milestones[0].timeout_seconds: must be between 1 and rules.duration_seconds (600)",
+        ),
+        (lambda d: d["build"]["milestones"][0].update(points=0), "build.milestones[0].points: must be positive"),
+        (
+            lambda d: d["visualization"]["nodes"][1].update(milestone="ghost"),
+            "visualization.nodes[1].milestone: references unknown milestone ghost",
+        ),
+        (lambda d: d["visualization"]["nodes"][1].update(x=140), "visualization.nodes[1].x: must be between 0 and 100"),
+        (
+            lambda d: d["visualization"]["links"][0].update(to="moon"),
+            "visualization.links[0].to: references unknown node moon",
+        ),
+        (
+            lambda d: d["build"]["milestones"][0].update(operation="dance"),
+            "build.milestones[0].operation: Input should be",
+        ),
+    ],
+)
 def test_rule(mutate, expected):
     problems = problems_of(mutate)
     assert any(p.startswith(expected) for p in problems), problems
@@ -65,6 +99,7 @@ def test_all_problems_are_reported_together():
         d["surprise"] = {"gift": True}
         d["build"]["milestones"][2]["depends_on"] = ["ghost"]
         d["territories"][0]["id"] = "Builder One"
+
     problems = problems_of(many)
     assert "surprise: unknown key" in problems
     assert "build.milestones[2].depends_on: references unknown milestone ghost" in problems
@@ -93,6 +128,7 @@ def test_a_malformed_table_skips_only_the_rules_that_need_it():
         d["network"]["allow_public_internet"] = True
         d["agents"][2]["territory"] = "nowhere"
         d["build"]["milestones"][0]["timeout_seconds"] = 0
+
     problems = problems_of(broken)
     assert problems[0].startswith("rules.duration_seconds: Input should be a valid integer")
     assert "network.allow_public_internet: must be false" in problems
@@ -110,12 +146,15 @@ def test_saved_arena_json_shape_is_accepted():
     assert manifest is not None and manifest.visualization.nodes
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("1ABC", "agents[0].env: env name '1ABC' is not a valid environment variable name"),
-    ("MY-KEY", "agents[0].env: env name 'MY-KEY' is not a valid environment variable name"),
-    ("AOE_SECRET", "agents[0].env: env name 'AOE_SECRET' is reserved for the referee"),
-    ("SSH_AUTH_SOCK", "agents[0].env: env name 'SSH_AUTH_SOCK' is reserved for the referee"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("1ABC", "agents[0].env: env name '1ABC' is not a valid environment variable name"),
+        ("MY-KEY", "agents[0].env: env name 'MY-KEY' is not a valid environment variable name"),
+        ("AOE_SECRET", "agents[0].env: env name 'AOE_SECRET' is reserved for the referee"),
+        ("SSH_AUTH_SOCK", "agents[0].env: env name 'SSH_AUTH_SOCK' is reserved for the referee"),
+    ],
+)
 def test_agent_env_names_are_checked(name, expected):
     assert expected in problems_of(lambda d: d["agents"][0].update(env=["OK_NAME", name]))
 

@@ -45,8 +45,7 @@ def test_comparison_can_fail():
 
 
 def test_unknown_kind_is_kept_not_dropped():
-    event = parse_event({"schema_version": 1, "sequence": 0, "elapsed_ms": 5, "kind": "weather_changed",
-                         "sky": "grey"})
+    event = parse_event({"schema_version": 1, "sequence": 0, "elapsed_ms": 5, "kind": "weather_changed", "sky": "grey"})
     assert isinstance(event, UnknownEvent)
     assert event.to_json()["sky"] == "grey"
     world = reduce([event])
@@ -54,6 +53,13 @@ def test_unknown_kind_is_kept_not_dropped():
 
 
 def test_extra_fields_survive_round_trip():
-    raw = {"schema_version": 1, "sequence": 0, "elapsed_ms": 0, "kind": "match_state_changed",
-           "from": "preparing", "to": "running", "note": "extra"}
+    raw = {
+        "schema_version": 1,
+        "sequence": 0,
+        "elapsed_ms": 0,
+        "kind": "match_state_changed",
+        "from": "preparing",
+        "to": "running",
+        "note": "extra",
+    }
     assert parse_event(raw).to_json() == raw

@@ -53,8 +53,9 @@ def test_tiny_limits_never_raise(limit):
 def test_random_bytes_never_raise_and_leave_no_controls():
     rng = random.Random(17)
     for _ in range(300):
-        raw = "".join(chr(rng.choice([rng.randrange(0, 0xA0), rng.randrange(0xA0, 0x3000)]))
-                      for _ in range(rng.randrange(0, 200)))
+        raw = "".join(
+            chr(rng.choice([rng.randrange(0, 0xA0), rng.randrange(0xA0, 0x3000)])) for _ in range(rng.randrange(0, 200))
+        )
         cleaned = clean_text(raw, 150)
         assert not any(ord(c) < 0x20 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in cleaned)
         assert len(cleaned) <= 150

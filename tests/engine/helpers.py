@@ -38,14 +38,21 @@ def write_arena(directory: Path, data: dict[str, Any]) -> Path:
 class ScriptedReferee:
     """A referee over scripted territories, driven tick by tick on a manual clock."""
 
-    def __init__(self, work: Path, plans: dict[str, ScriptedPlan], data: dict[str, Any] | None = None,
-                 agents: dict[str, float | None] | None = None) -> None:
+    def __init__(
+        self,
+        work: Path,
+        plans: dict[str, ScriptedPlan],
+        data: dict[str, Any] | None = None,
+        agents: dict[str, float | None] | None = None,
+    ) -> None:
         self.manifest = Manifest.model_validate(data or arena_data())
         self.source = ManualSource()
         self.clock = MatchClock(self.source)
         self.recorder = MatchRecorder(self.clock, work / "events.jsonl")
-        self.hosts = {t.id: ScriptedTerritory(t.id, plans.get(t.id, NEVER_READY), self.clock.elapsed_ms, work)
-                      for t in self.manifest.territories}
+        self.hosts = {
+            t.id: ScriptedTerritory(t.id, plans.get(t.id, NEVER_READY), self.clock.elapsed_ms, work)
+            for t in self.manifest.territories
+        }
         verifiers = {m.id: Path(m.verifier) for m in self.manifest.build.milestones}
         self.referee = Referee(self.manifest, self.hosts, self.recorder, verifiers, work)
         self.referee.open_match(sorted(self.hosts))
@@ -85,6 +92,8 @@ class ScriptedReferee:
 
 
 # The race of First Build with its three classic builders, on scripted hosts.
-RACE = {"builder-one": ScriptedPlan(ready_at_ms=6000, storage="disk"),
-        "builder-two": ScriptedPlan(ready_at_ms=2000, storage="memory"),
-        "builder-three": ScriptedPlan(ready_at_ms=4000, storage="tmpfs")}
+RACE = {
+    "builder-one": ScriptedPlan(ready_at_ms=6000, storage="disk"),
+    "builder-two": ScriptedPlan(ready_at_ms=2000, storage="memory"),
+    "builder-three": ScriptedPlan(ready_at_ms=4000, storage="tmpfs"),
+}

@@ -4,10 +4,20 @@ from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.manifest import AgentSpec
 from aoe_tui.engine.provider import adapter_env
 
-OPERATOR = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm",
-            "HOME": "/root", "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock", "OPENROUTER_API_KEY": "sk-or-listed",
-            "ANTHROPIC_API_KEY": "sk-ant-unlisted", "AOE_OPENAI_API_KEY": "sk-aoe", "AOE_TEST_SECRET": "planted",
-            "AOE_AGENT_ID": "spoofed", "AWS_SECRET_ACCESS_KEY": "aws"}
+OPERATOR = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "xterm",
+    "HOME": "/root",
+    "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+    "OPENROUTER_API_KEY": "sk-or-listed",
+    "ANTHROPIC_API_KEY": "sk-ant-unlisted",
+    "AOE_OPENAI_API_KEY": "sk-aoe",
+    "AOE_TEST_SECRET": "planted",
+    "AOE_AGENT_ID": "spoofed",
+    "AWS_SECRET_ACCESS_KEY": "aws",
+}
 
 
 def _agent(adapter: str, env: list[str]) -> AgentSpec:
@@ -16,15 +26,29 @@ def _agent(adapter: str, env: list[str]) -> AgentSpec:
 
 def test_a_scripted_adapter_gets_basics_listed_names_and_protocol_only(monkeypatch) -> None:
     monkeypatch.setattr("os.environ", dict(OPERATOR))
-    env = adapter_env(_agent("oracle", ["OPENROUTER_API_KEY", "NOT_SET_ANYWHERE"]), resolve_adapter("oracle"),
-                      {"AOE_AGENT_ID": "a"})
-    assert env == {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm", "HOME": "/tmp",
-                   "OPENROUTER_API_KEY": "sk-or-listed", "AOE_AGENT_ID": "a"}
+    env = adapter_env(
+        _agent("oracle", ["OPENROUTER_API_KEY", "NOT_SET_ANYWHERE"]), resolve_adapter("oracle"), {"AOE_AGENT_ID": "a"}
+    )
+    assert env == {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "xterm",
+        "HOME": "/tmp",
+        "OPENROUTER_API_KEY": "sk-or-listed",
+        "AOE_AGENT_ID": "a",
+    }
 
 
 def test_the_model_harness_also_gets_its_documented_settings(monkeypatch) -> None:
     monkeypatch.setattr("os.environ", dict(OPERATOR))
     env = adapter_env(_agent("openai", []), resolve_adapter("openai"), {"AOE_AGENT_ID": "a"})
     assert env["AOE_OPENAI_API_KEY"] == "sk-aoe" and env["AOE_AGENT_ID"] == "a"
-    for never in ("SSH_AUTH_SOCK", "AOE_TEST_SECRET", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "AWS_SECRET_ACCESS_KEY"):
+    for never in (
+        "SSH_AUTH_SOCK",
+        "AOE_TEST_SECRET",
+        "ANTHROPIC_API_KEY",
+        "OPENROUTER_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+    ):
         assert never not in env

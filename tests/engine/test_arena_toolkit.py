@@ -44,13 +44,19 @@ def _problems(**tables) -> list[str]:
 
 
 def test_fog_and_provisioning_tables_are_validated_with_their_paths():
-    assert _problems(fog_of_war={"player_brief": "B.md", "guest_leak_audit": {"scan_paths": ["/"],
-                                                                                "forbidden_strings": [" "]}}) == [
+    assert _problems(
+        fog_of_war={"player_brief": "B.md", "guest_leak_audit": {"scan_paths": ["/"], "forbidden_strings": [" "]}}
+    ) == [
         "fog_of_war.guest_leak_audit.scan_paths: scan path '/' must be absolute and narrower than /",
-        "fog_of_war.guest_leak_audit.forbidden_strings: forbidden_strings must not hold a blank string"]
-    problems = _problems(provisioning={"files": [{"path": "etc/x", "source": "../x", "mode": "999"}],
-                                       "units": [{"name": "x y", "source": "u", "state": "running"}],
-                                       "free_ports": [0]})
+        "fog_of_war.guest_leak_audit.forbidden_strings: forbidden_strings must not hold a blank string",
+    ]
+    problems = _problems(
+        provisioning={
+            "files": [{"path": "etc/x", "source": "../x", "mode": "999"}],
+            "units": [{"name": "x y", "source": "u", "state": "running"}],
+            "free_ports": [0],
+        }
+    )
     assert any(p.startswith("provisioning.files[0].path: guest path 'etc/x'") for p in problems)
     assert any(p.startswith("provisioning.files[0].source: source '../x'") for p in problems)
     assert any(p.startswith("provisioning.files[0].mode: mode '999'") for p in problems)
@@ -61,6 +67,7 @@ def test_fog_and_provisioning_tables_are_validated_with_their_paths():
 
 # -- provisioning ---------------------------------------------------------------------------------
 
+
 def _arena_with(tmp_path: Path, provisioning: dict, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -70,30 +77,46 @@ def _arena_with(tmp_path: Path, provisioning: dict, files: dict[str, str]) -> Pa
     return write_arena(tmp_path, data)
 
 
-def _run_provisioning(tmp_path: Path, manifest: Path, active: str = "active", listening: str = "") -> subprocess.CompletedProcess:
+def _run_provisioning(
+    tmp_path: Path, manifest: Path, active: str = "active", listening: str = ""
+) -> subprocess.CompletedProcess:
     """The real script under a temporary root; systemctl and ss answer as told and log their calls."""
     shims = tmp_path / "shims"
     shims.mkdir(exist_ok=True)
-    (shims / "systemctl").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\ncase "$1" in\n'
-                                     f'  is-active) [ "{active}" = active ]; exit $? ;;\n  is-failed) exit 1 ;;\nesac\n')
+    (shims / "systemctl").write_text(
+        f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\ncase "$1" in\n'
+        f'  is-active) [ "{active}" = active ]; exit $? ;;\n  is-failed) exit 1 ;;\nesac\n'
+    )
     (shims / "ss").write_text(f"#!/bin/sh\nprintf '%s' '{listening}'\n")
     for shim in shims.iterdir():
         shim.chmod(0o755)
     bundle = load_bundle(load_manifest(manifest), manifest)
-    return subprocess.run(["bash"], input=render_script(bundle, root=str(tmp_path / "root")), check=False,
-                          capture_output=True,
-                          text=True, env={**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}, timeout=30)
+    return subprocess.run(
+        ["bash"],
+        input=render_script(bundle, root=str(tmp_path / "root")),
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"},
+        timeout=30,
+    )
 
 
 PROVISIONED = {
     "files": [{"path": "/usr/local/lib/aoe/seed", "source": "p/seed", "mode": "0750"}],
     "databases": [{"path": "/var/lib/app/app.sqlite3", "sql": "p/seed.sql"}],
-    "units": [{"name": "app.service", "source": "p/app.service", "state": "running"},
-              {"name": "slot.service", "source": "p/slot.service", "state": "dormant"}],
+    "units": [
+        {"name": "app.service", "source": "p/app.service", "state": "running"},
+        {"name": "slot.service", "source": "p/slot.service", "state": "dormant"},
+    ],
     "free_ports": [8080],
 }
-SOURCES = {"p/seed": "#!/bin/sh\necho 'it''s $HOME'\n", "p/seed.sql": "CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x');",
-           "p/app.service": "[Service]\nExecStart=/bin/true\n", "p/slot.service": "[Service]\n"}
+SOURCES = {
+    "p/seed": "#!/bin/sh\necho 'it''s $HOME'\n",
+    "p/seed.sql": "CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('x');",
+    "p/app.service": "[Service]\nExecStart=/bin/true\n",
+    "p/slot.service": "[Service]\n",
+}
 
 
 def test_provisioning_writes_files_with_modes_seeds_once_and_starts_only_what_runs(tmp_path):
@@ -133,6 +156,7 @@ def test_a_missing_provisioning_source_is_one_line_naming_it(tmp_path):
 
 # -- provenance and instructions ------------------------------------------------------------------
 
+
 def _copy_queue_arena(tmp_path: Path) -> Path:
     shutil.copytree(QUEUE.parent, tmp_path / "queue")
     return tmp_path / "queue" / "arena.toml"
@@ -165,6 +189,7 @@ def test_a_fog_agent_reads_the_brief_alone_and_everyone_the_deadline(tmp_path):
 
 # -- the fog-of-war audit -------------------------------------------------------------------------
 
+
 class LocalShellHost:
     """A territory whose "guest" is this host's bash, for the audit command (paths under tmp)."""
 
@@ -179,15 +204,17 @@ class LocalShellHost:
         self.calls += 1
         if self.calls <= self.drops:
             raise TerritoryUnavailable("Connection closed by 127.0.0.1 port 2222")
-        process = await asyncio.create_subprocess_exec("bash", "-c", command, stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.PIPE)
+        process = await asyncio.create_subprocess_exec(
+            "bash", "-c", command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
         stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
         return CommandResult(process.returncode or 0, stdout.decode(), stderr.decode())
 
 
 def _leak(root: Path, strings: list[str]):
     return load_manifest(QUEUE).fog_of_war.guest_leak_audit.model_copy(
-        update={"scan_paths": [str(root / "etc"), str(root / "opt")], "forbidden_strings": strings})
+        update={"scan_paths": [str(root / "etc"), str(root / "opt")], "forbidden_strings": strings}
+    )
 
 
 async def test_the_audit_names_territory_string_and_path_and_skips_binaries_and_big_files(tmp_path):
@@ -201,8 +228,9 @@ async def test_the_audit_names_territory_string_and_path_and_skips_binaries_and_
     (tmp_path / "opt" / "notes.txt").write_text("a referee-secret here\n")
     with pytest.raises(ArenaSetupFailed) as raised:
         await audit_one(LocalShellHost(), leak, retry_seconds=0)
-    assert raised.value.detail == (f'fog-of-war guest leak in queue-two: "referee-secret" found at '
-                                   f"{tmp_path}/opt/notes.txt")
+    assert raised.value.detail == (
+        f'fog-of-war guest leak in queue-two: "referee-secret" found at {tmp_path}/opt/notes.txt'
+    )
 
 
 async def test_the_audit_retries_ssh_drops_then_calls_it_a_preflight_failure(tmp_path):
@@ -231,8 +259,10 @@ async def test_a_leak_aborts_the_match_before_any_agent_as_an_arena_failure(tmp_
     (tmp_path / "etc" / "leak.txt").write_text("referee-secret\n")
     data = arena_data()
     (tmp_path / "B.md").write_text("Build it.\n")
-    data["fog_of_war"] = {"player_brief": "B.md", "guest_leak_audit": {"scan_paths": [str(tmp_path / "etc")],
-                                                                      "forbidden_strings": ["referee-secret"]}}
+    data["fog_of_war"] = {
+        "player_brief": "B.md",
+        "guest_leak_audit": {"scan_paths": [str(tmp_path / "etc")], "forbidden_strings": ["referee-secret"]},
+    }
     manifest = write_arena(tmp_path, data)
     output = tmp_path / "match"
     runner = MatchRunner(manifest, output, LocalShellProvider(), ScriptedLauncher(), source=ManualSource())
@@ -241,9 +271,13 @@ async def test_a_leak_aborts_the_match_before_any_agent_as_an_arena_failure(tmp_
     match = load_match(output)
     events = [e.to_json() for e in match.events]
     assert [e["kind"] for e in events] == ["infrastructure_failure", "match_state_changed"]
-    assert events[0] == {**events[0], "component": "fog-of-war guest leak audit", "source": "arena",
-                         "territory": "builder-one",
-                         "detail": f'fog-of-war guest leak in builder-one: "referee-secret" found at {tmp_path}/etc/leak.txt'}
+    assert events[0] == {
+        **events[0],
+        "component": "fog-of-war guest leak audit",
+        "source": "arena",
+        "territory": "builder-one",
+        "detail": f'fog-of-war guest leak in builder-one: "referee-secret" found at {tmp_path}/etc/leak.txt',
+    }
     assert events[1]["to"] == "aborted" and events[1]["reason"].startswith("fog-of-war guest leak in builder-one")
     assert match.world.match_state == "aborted"
     assert json.loads((output / "world.json").read_text())["match_state"] == "aborted"

@@ -45,8 +45,9 @@ async def test_a_swallowed_restart_fails_even_when_the_records_survive(make):
     await match.tick()
     state = _state(match, "service-restart")
     assert not state.passed and state.failure_category == "verification_failed"
-    assert state.failure_detail.startswith("after systemctl restart builder-app.service its old processes are still "
-                                           "running (PID:start ")
+    assert state.failure_detail.startswith(
+        "after systemctl restart builder-app.service its old processes are still running (PID:start "
+    )
     assert match.world.territories["builder-one"].milestone_points == 30
 
 
@@ -55,9 +56,11 @@ async def test_kill_mode_none_fails_even_though_the_restart_ran(make):
     await match.tick()
     state = _state(match, "service-restart")
     assert not state.passed
-    assert state.failure_detail == ("builder-app.service has KillMode=none (drop-ins: "
-                                    "/etc/systemd/system/builder-app.service.d/keep.conf): a restart would leave its "
-                                    "old processes running, so it proves nothing")
+    assert state.failure_detail == (
+        "builder-app.service has KillMode=none (drop-ins: "
+        "/etc/systemd/system/builder-app.service.d/keep.conf): a restart would leave its "
+        "old processes running, so it proves nothing"
+    )
     assert match.hosts["builder-one"].state.restarts >= 1
 
 

@@ -17,10 +17,20 @@ def _recorder(tmp_path):
 def test_every_string_of_an_event_is_cleaned_in_the_log_and_the_world(tmp_path):
     recorder = _recorder(tmp_path)
     recorder.emit("territory_registered", territory="t1", agent="a1", **{"class": "builder"})
-    recorder.emit("milestone_passed", territory="t1", milestone="service-up", points=1,
-                  evidence={"body": f"{TITLE}ok{CLEAR}", "lines": ["a\rb", {"deep": "\x9b2Jx"}], "status": 200})
-    failed = recorder.emit("milestone_failed", territory="t1", milestone="write-read", category="wrong",
-                           detail=f"GET /health returned body '[/]'{CLEAR}" + "z" * 100_000)
+    recorder.emit(
+        "milestone_passed",
+        territory="t1",
+        milestone="service-up",
+        points=1,
+        evidence={"body": f"{TITLE}ok{CLEAR}", "lines": ["a\rb", {"deep": "\x9b2Jx"}], "status": 200},
+    )
+    failed = recorder.emit(
+        "milestone_failed",
+        territory="t1",
+        milestone="write-read",
+        category="wrong",
+        detail=f"GET /health returned body '[/]'{CLEAR}" + "z" * 100_000,
+    )
     recorder.close()
 
     logged = [json.loads(line) for line in (tmp_path / "events.jsonl").read_text().splitlines()]
@@ -33,8 +43,9 @@ def test_every_string_of_an_event_is_cleaned_in_the_log_and_the_world(tmp_path):
 
 def test_our_own_wording_is_unchanged(tmp_path):
     recorder = _recorder(tmp_path)
-    event = recorder.emit("match_state_changed", **{"from": "preparing", "to": "running"},
-                          reason="all territories ready\tin 3 s\nfine")
+    event = recorder.emit(
+        "match_state_changed", **{"from": "preparing", "to": "running"}, reason="all territories ready\tin 3 s\nfine"
+    )
     assert event.to_json()["reason"] == "all territories ready\tin 3 s\nfine"
 
 

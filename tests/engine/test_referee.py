@@ -33,8 +33,12 @@ def milestone_of(match, territory, milestone):
 
 async def test_opening_matches_the_fixture_order(make):
     match = make()
-    assert match.kinds()[:10] == (["match_state_changed"] + ["competitor_state_changed"] * 3
-                                  + ["territory_registered"] * 3 + ["agent_started"] * 3)
+    assert match.kinds()[:10] == (
+        ["match_state_changed"]
+        + ["competitor_state_changed"] * 3
+        + ["territory_registered"] * 3
+        + ["agent_started"] * 3
+    )
     assert match.events("competitor_state_changed")[0]["reason"] == "SSH preflight passed"
 
 
@@ -213,7 +217,8 @@ async def test_a_dead_vm_is_an_arena_fault_and_makes_the_competitor_unavailable(
     await match.tick()
     fault = match.events("infrastructure_failure")
     assert [(f["component"], f["source"], f["territory"]) for f in fault] == [
-        ("territory builder-two", "arena", "builder-two")]
+        ("territory builder-two", "arena", "builder-two")
+    ]
     state = milestone_of(match, "builder-two", "service-up")
     assert state.failure_category == "arena_fault" and "not counted against the player" in state.failure_detail
     assert match.world.territories["builder-two"].competitor_state == "unavailable"
@@ -240,9 +245,11 @@ async def test_drain_classifies_finished_outraced_and_terminated_agents(make):
     assert (captured, terminated) == (1, 1)
     assert match.events("post_match_drain_started")[0]["pending_agents"] == 2
     assert match.events("agent_outraced")[0]["agent"] == "amnesiac"
-    assert match.events("agent_terminated")[0] == {**match.events("agent_terminated")[0],
-                                                   "agent": "tmpfs-writer",
-                                                   "reason": "post-match drain deadline expired"}
+    assert match.events("agent_terminated")[0] == {
+        **match.events("agent_terminated")[0],
+        "agent": "tmpfs-writer",
+        "reason": "post-match drain deadline expired",
+    }
     assert match.agents["tmpfs-writer"].killed
     assert match.world.agents["amnesiac"].terminal_state == "incomplete"
     assert match.world.agents["tmpfs-writer"].terminal_state == "terminated"

@@ -18,13 +18,29 @@ from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.engine.helpers import ARENA, NEVER_READY, RACE, TERRITORIES, arena_data, write_arena
 
-PROVENANCE_KEYS = ["schema_version", "controller_version", "source_revision", "arena_id", "arena_mode",
-                   "manifest_sha256", "player_brief_sha256", "verifier_sha256", "adapter_sha256", "compatibility_key"]
+PROVENANCE_KEYS = [
+    "schema_version",
+    "controller_version",
+    "source_revision",
+    "arena_id",
+    "arena_mode",
+    "manifest_sha256",
+    "player_brief_sha256",
+    "verifier_sha256",
+    "adapter_sha256",
+    "compatibility_key",
+]
 
 
 def runner(output, manifest=ARENA, scripts=None, drain_seconds=5):
-    return MatchRunner(manifest, output, ScriptedProvider(dict(RACE)), ScriptedLauncher(scripts or {}),
-                       source=ManualSource(), drain_seconds=drain_seconds)
+    return MatchRunner(
+        manifest,
+        output,
+        ScriptedProvider(dict(RACE)),
+        ScriptedLauncher(scripts or {}),
+        source=ManualSource(),
+        drain_seconds=drain_seconds,
+    )
 
 
 async def test_a_scripted_race_writes_a_complete_replayable_match_directory(tmp_path):
@@ -37,12 +53,26 @@ async def test_a_scripted_race_writes_a_complete_replayable_match_directory(tmp_
     assert match.shape == "directory"
     assert reduce(match.events).to_json() == json.loads((output / "world.json").read_text())
     assert [p.name for p in sorted(output.iterdir())] == [
-        "agents", "arena.json", "events.jsonl", "evidence", "match.json", "territories", "world.json"]
+        "agents",
+        "arena.json",
+        "events.jsonl",
+        "evidence",
+        "match.json",
+        "territories",
+        "world.json",
+    ]
     assert (output / "evidence" / "builder-one" / "host-reboot.json").is_file()
     assert "builder-app.service" in (output / "agents" / "oracle" / "instruction.md").read_text()
     kinds = [e.kind for e in match.events]
-    assert kinds[-7:] == ["durable_deployment_completed", "match_state_changed", "match_finished",
-                          "post_match_drain_started", "agent_outraced", "agent_outraced", "post_match_drain_finished"]
+    assert kinds[-7:] == [
+        "durable_deployment_completed",
+        "match_state_changed",
+        "match_finished",
+        "post_match_drain_started",
+        "agent_outraced",
+        "agent_outraced",
+        "post_match_drain_finished",
+    ]
     assert match.world.agents["oracle"].terminal_state == "completed"
     seen = []
     while not updates.empty():

@@ -13,8 +13,16 @@ import sys
 import pytest
 
 from aoe_tui.agents.process import AgentProcess
-from aoe_tui.agents.protocol import (MAX_COUNT, SUMMARY_LIMIT, USAGE_FILE_LIMIT, AgentFiles, AgentResult,
-                                     InvalidReport, read_result, read_usage)
+from aoe_tui.agents.protocol import (
+    MAX_COUNT,
+    SUMMARY_LIMIT,
+    USAGE_FILE_LIMIT,
+    AgentFiles,
+    AgentResult,
+    InvalidReport,
+    read_result,
+    read_usage,
+)
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine import referee as referee_module
 from aoe_tui.engine.agent_handle import ScriptedAgent
@@ -64,17 +72,21 @@ def with_budget(agent_id="oracle", **budget):
 
 # -- the reader ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("content, fragment", [
-    ({"resource_units": -5}, "resource_units: Input should be greater than or equal to 0"),
-    ({"resource_units": True}, "resource_units: Input should be a valid integer"),
-    ({"resource_units": "9"}, "resource_units: Input should be a valid integer"),
-    ({"resource_units": 2.5}, "resource_units: Input should be a valid integer"),
-    ({"resource_units": 3.0}, "resource_units: Input should be a valid integer"),
-    ({"input_tokens": MAX_COUNT + 1}, "input_tokens: Input should be less than or equal to"),
-    ({"cost_microusd": False}, "cost_microusd: Input should be a valid integer"),
-    ('{"resource_units": 3', "usage.json: Invalid JSON"),
-    ('["resource_units", 3]', "usage.json: Input should be an object"),
-])
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ({"resource_units": -5}, "resource_units: Input should be greater than or equal to 0"),
+        ({"resource_units": True}, "resource_units: Input should be a valid integer"),
+        ({"resource_units": "9"}, "resource_units: Input should be a valid integer"),
+        ({"resource_units": 2.5}, "resource_units: Input should be a valid integer"),
+        ({"resource_units": 3.0}, "resource_units: Input should be a valid integer"),
+        ({"input_tokens": MAX_COUNT + 1}, "input_tokens: Input should be less than or equal to"),
+        ({"cost_microusd": False}, "cost_microusd: Input should be a valid integer"),
+        ('{"resource_units": 3', "usage.json: Invalid JSON"),
+        ('["resource_units", 3]', "usage.json: Input should be an object"),
+    ],
+)
 def test_invalid_usage_is_rejected_with_a_reason(tmp_path, content, fragment):
     path = tmp_path / "usage.json"
     path.write_text(content if isinstance(content, str) else json.dumps(content))
@@ -86,8 +98,19 @@ def test_invalid_usage_is_rejected_with_a_reason(tmp_path, content, fragment):
 def test_usage_reader_accepts_checkpoints_and_bounds_the_file(tmp_path):
     path = tmp_path / "usage.json"
     assert read_usage(path) is None  # no checkpoint yet is not an error
-    path.write_text(json.dumps({"schema_version": 1, "agent": "oracle", "resource_units": 7, "input_tokens": None,
-                                "cost_microusd": MAX_COUNT, "cost_complete": True, "cache_read_tokens": 3}))
+    path.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "agent": "oracle",
+                "resource_units": 7,
+                "input_tokens": None,
+                "cost_microusd": MAX_COUNT,
+                "cost_complete": True,
+                "cache_read_tokens": 3,
+            }
+        )
+    )
     usage = read_usage(path)
     assert (usage.resource_units, usage.input_tokens, usage.cost_microusd) == (7, None, MAX_COUNT)
     path.write_text(json.dumps({"resource_units": 1, "pad": "x" * USAGE_FILE_LIMIT}))
@@ -97,15 +120,24 @@ def test_usage_reader_accepts_checkpoints_and_bounds_the_file(tmp_path):
 
 def test_result_summary_is_cleaned_and_capped_and_unknown_status_is_a_harness_error(tmp_path):
     path = tmp_path / "result.json"
-    path.write_text(json.dumps({"agent": "oracle", "territory": "builder-one", "status": "completed",
-                                "summary": "\x1b]0;owned\x07done\x1b[2J" + "y" * 5000,
-                                "usage": {"resource_units": "lots"}}))
+    path.write_text(
+        json.dumps(
+            {
+                "agent": "oracle",
+                "territory": "builder-one",
+                "status": "completed",
+                "summary": "\x1b]0;owned\x07done\x1b[2J" + "y" * 5000,
+                "usage": {"resource_units": "lots"},
+            }
+        )
+    )
     result = read_result(path)
     assert result.status == "completed" and result.summary.startswith("doneyyy") and "\x1b" not in result.summary
     assert len(result.summary) == SUMMARY_LIMIT and "chars cut" in result.summary
     assert result.usage.resource_units == 0  # a malformed usage object does not cost the agent its result
-    odd = AgentResult.model_validate({"agent": "oracle", "territory": "builder-one", "status": "victory\x1b[31m",
-                                      "summary": "I won"})
+    odd = AgentResult.model_validate(
+        {"agent": "oracle", "territory": "builder-one", "status": "victory\x1b[31m", "summary": "I won"}
+    )
     assert odd.status == "harness_error"
     assert odd.summary == "adapter reported unknown status 'victory\\x1b[31m': I won"
 
@@ -120,6 +152,7 @@ async def test_unknown_status_is_recorded_as_the_harness_failing(make):
 
 
 # -- charging -------------------------------------------------------------------------------------------------
+
 
 async def test_a_counter_that_resets_and_regrows_is_charged_once(make, tmp_path):
     match = make()
@@ -166,6 +199,7 @@ async def test_rejection_notes_are_bounded(make, tmp_path):
 
 # -- budgets -------------------------------------------------------------------------------------------------
 
+
 async def test_an_agent_over_its_resource_units_is_stopped_and_recorded_as_budget_exceeded(make):
     match = make(data=with_budget(resource_units=5))
     oracle = match.agents["oracle"]
@@ -204,7 +238,8 @@ async def test_reported_cost_over_max_cost_stops_the_agent(make, tmp_path):
     agent.write({"resource_units": 3, "cost_microusd": 1001})
     await match.tick()
     assert match.events("agent_finished")[0]["detail"] == (
-        "budget exceeded: cost 1001 µUSD, limit 1000 µUSD; stopped by the referee")
+        "budget exceeded: cost 1001 µUSD, limit 1000 µUSD; stopped by the referee"
+    )
     assert agent.stop_requested
 
 
@@ -213,12 +248,14 @@ async def test_a_real_adapter_that_ignores_sigterm_is_killed(make, tmp_path, mon
     match = make(data=with_budget(resource_units=3))
     files = AgentFiles(tmp_path / "agents" / "oracle")
     process = AgentProcess("oracle", "builder-one", files)
-    script = ("import json, os, signal, sys, time\n"
-              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-              "json.dump({'resource_units': 50}, open(os.environ['AOE_USAGE_FILE'] + '.tmp', 'w'))\n"
-              "os.replace(os.environ['AOE_USAGE_FILE'] + '.tmp', os.environ['AOE_USAGE_FILE'])\n"
-              "print('ready', flush=True)\n"
-              "time.sleep(60)\n")
+    script = (
+        "import json, os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "json.dump({'resource_units': 50}, open(os.environ['AOE_USAGE_FILE'] + '.tmp', 'w'))\n"
+        "os.replace(os.environ['AOE_USAGE_FILE'] + '.tmp', os.environ['AOE_USAGE_FILE'])\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
     await process.start([sys.executable, "-c", script], files.env())
     try:
         for _ in range(100):
@@ -229,7 +266,8 @@ async def test_a_real_adapter_that_ignores_sigterm_is_killed(make, tmp_path, mon
         await match.tick()
         assert process.exited and process.exit_code == -9
         assert match.events("agent_finished")[0]["detail"] == (
-            "budget exceeded: 50 resource units used of 3; stopped by the referee")
+            "budget exceeded: 50 resource units used of 3; stopped by the referee"
+        )
     finally:
         await process.kill()
 
@@ -244,16 +282,21 @@ async def test_a_whole_scripted_match_records_the_budget_stop_and_replays_it(tmp
 
     manifest = write_arena(tmp_path, with_budget("amnesiac", resource_units=1))
     output = tmp_path / "match"
-    plans = {"builder-one": ScriptedPlan(ready_at_ms=2000, storage="disk"), "builder-two": NEVER_READY,
-             "builder-three": NEVER_READY}
-    world = await MatchRunner(manifest, output, ScriptedProvider(plans), ScriptedLauncher({}),
-                              source=ManualSource(), drain_seconds=5).run()
+    plans = {
+        "builder-one": ScriptedPlan(ready_at_ms=2000, storage="disk"),
+        "builder-two": NEVER_READY,
+        "builder-three": NEVER_READY,
+    }
+    world = await MatchRunner(
+        manifest, output, ScriptedProvider(plans), ScriptedLauncher({}), source=ManualSource(), drain_seconds=5
+    ).run()
     assert world.winner == "builder-one"
     assert json.loads((output / "arena.json").read_text())["agents"][1]["budget"]["resource_units"] == 1
     match = load_match(output)
     stopped = [e.to_json() for e in match.events if e.kind == "agent_finished"]
     assert [(e["agent"], e["detail"]) for e in stopped] == [
-        ("amnesiac", "budget exceeded: 2 resource units used of 1; stopped by the referee")]
+        ("amnesiac", "budget exceeded: 2 resource units used of 1; stopped by the referee")
+    ]
     assert reduce(match.events).agents["amnesiac"].terminal_state == "failed"
     drained = {e.agent_id: e.kind for e in match.events if e.kind in ("agent_outraced", "agent_interrupted")}
     assert drained == {"oracle": "agent_interrupted", "tmpfs-writer": "agent_outraced"}  # the others as before

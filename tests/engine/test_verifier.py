@@ -41,7 +41,7 @@ async def test_passing_without_evidence_is_a_broken_verifier(tmp_path):
 
 async def test_a_timeout_kills_the_whole_process_group(tmp_path):
     pid_file = tmp_path / "child.pid"
-    check = script(tmp_path, f'sleep 300 &\necho $! > {pid_file}\nwait\n')
+    check = script(tmp_path, f"sleep 300 &\necho $! > {pid_file}\nwait\n")
     started = time.monotonic()
     outcome = await run_verifier(check, {}, 1, tmp_path / "evidence.json")
     assert outcome.verdict == "timeout" and "did not finish within 1 s" in outcome.detail
@@ -72,7 +72,7 @@ def _rss_bytes() -> int:
 
 async def test_a_flooding_verifier_is_killed_at_the_cap_and_the_referee_stays_small(tmp_path):
     pid_file = tmp_path / "yes.pid"
-    check = script(tmp_path, f'yes flood >&2 &\necho $! > {pid_file}\nyes out | head -c 50G\n')
+    check = script(tmp_path, f"yes flood >&2 &\necho $! > {pid_file}\nyes out | head -c 50G\n")
     before = _rss_bytes()
     started = time.monotonic()
     outcome = await run_verifier(check, {}, 60, tmp_path / "evidence.json")
@@ -91,7 +91,9 @@ async def test_a_flooding_verifier_is_killed_at_the_cap_and_the_referee_stays_sm
 
 
 async def test_long_output_below_the_cap_keeps_its_last_line(tmp_path):
-    check = script(tmp_path, 'head -c 600000 /dev/zero | tr "\\0" x >&2; echo >&2; echo "the real reason" >&2; exit 1\n')
+    check = script(
+        tmp_path, 'head -c 600000 /dev/zero | tr "\\0" x >&2; echo >&2; echo "the real reason" >&2; exit 1\n'
+    )
     outcome = await run_verifier(check, {}, 10, tmp_path / "evidence.json")
     assert outcome.verdict == "failed" and outcome.detail == "the real reason"
 

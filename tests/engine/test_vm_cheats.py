@@ -78,8 +78,13 @@ def race(tmp_path_factory):
 
 
 def _failures(match, territory: str, milestone: str) -> list[str]:
-    return [e.to_json()["detail"] for e in match.events if e.kind == "milestone_failed"
-            and e.to_json()["territory"] == territory and e.to_json()["milestone"] == milestone]
+    return [
+        e.to_json()["detail"]
+        for e in match.events
+        if e.kind == "milestone_failed"
+        and e.to_json()["territory"] == territory
+        and e.to_json()["milestone"] == milestone
+    ]
 
 
 def test_the_oracle_wins_durable_with_100_and_an_acpi_reboot_proven_from_outside(race):
@@ -99,8 +104,9 @@ def test_the_fake_reboot_earns_only_the_restart_its_ram_records_survive(race):
     assert cheat.milestones["service-restart"].passed and not cheat.milestones["host-reboot"].passed
     assert cheat.milestone_points == 60 and cheat.competitor_state != "durable"
     details = _failures(match, "builder-two", "host-reboot")
-    assert any("returned 404 after the host reboot (a reset: the guest ignored the ACPI power button)" in d
-               for d in details), details
+    assert any(
+        "returned 404 after the host reboot (a reset: the guest ignored the ACPI power button)" in d for d in details
+    ), details
     proof = json.loads((output / "territories" / "builder-two" / "verifier" / "reboot-proof.json").read_text())
     assert proof["reboot_caused_by"] == "reset-fallback"
     assert {"referee-reset", "console-banner"} <= set(proof["reboot_proven_by"])
@@ -116,12 +122,19 @@ def test_the_swallowed_restart_earns_no_restart(race):
 
 def test_the_analyzer_flags_each_cheats_tampering(race):
     output, _ = race
-    done = subprocess.run([sys.executable, "-m", "aoe_tui.cli.main", "analyze", str(output), "--json"], cwd=PROJECT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "aoe_tui.cli.main", "analyze", str(output), "--json"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     analyses = json.loads(done.stdout)
-    flags = {agent: {kind for action in analysis["actions"] for kind in action["tampering"]}
-             for agent, analysis in analyses.items()}
+    flags = {
+        agent: {kind for action in analysis["actions"] for kind in action["tampering"]}
+        for agent, analysis in analyses.items()
+    }
     assert {"wrapper-in-local-bin", "bind-mount-over-proc", "acpi-handler-edit"} <= flags["cheat-fake-reboot"]
     assert {"wrapper-in-local-bin", "unit-drop-in"} <= flags["cheat-swallow-restart"]
     assert flags["oracle"] == set()

@@ -111,15 +111,20 @@ def race():
     output = work / "vm-flood-match"
     watch = Watch()
     wall = asyncio.run(_race(write_arena(work, data), output, watch))
-    print(f"\nreal race against cheat-flood and cheat-markup: {wall:.0f} s wall, referee grew "
-          f"{(watch.peak - (watch.baseline or 0)) / MIB:.1f} MiB, qemu uids {sorted(set(watch.qemu_uids.values()))}")
+    print(
+        f"\nreal race against cheat-flood and cheat-markup: {wall:.0f} s wall, referee grew "
+        f"{(watch.peak - (watch.baseline or 0)) / MIB:.1f} MiB, qemu uids {sorted(set(watch.qemu_uids.values()))}"
+    )
     yield output, load_match(output), watch
     shutil.rmtree(work, ignore_errors=True)
 
 
 def _failures(match, territory: str) -> list[str]:
-    return [e.to_json()["detail"] for e in match.events
-            if e.kind == "milestone_failed" and e.to_json()["territory"] == territory]
+    return [
+        e.to_json()["detail"]
+        for e in match.events
+        if e.kind == "milestone_failed" and e.to_json()["territory"] == territory
+    ]
 
 
 def test_the_oracle_still_wins_durable_with_100(race):
@@ -180,8 +185,12 @@ def test_guests_ran_as_the_unprivileged_qemu_user(race):
 
 def test_the_match_replays_as_json(race):
     output = race[0]
-    result = subprocess.run([str(PROJECT / ".venv" / "bin" / "aoe"), "replay", "--json", str(output)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(PROJECT / ".venv" / "bin" / "aoe"), "replay", "--json", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     world = json.loads(result.stdout)
     assert world["winner"] == "builder-one"

@@ -90,8 +90,13 @@ def race(tmp_path_factory):
 
 
 def _failures(match, territory: str, milestone: str) -> list[str]:
-    return [e.to_json()["detail"] for e in match.events if e.kind == "milestone_failed"
-            and e.to_json()["territory"] == territory and e.to_json()["milestone"] == milestone]
+    return [
+        e.to_json()["detail"]
+        for e in match.events
+        if e.kind == "milestone_failed"
+        and e.to_json()["territory"] == territory
+        and e.to_json()["milestone"] == milestone
+    ]
 
 
 def test_the_oracle_is_durable_with_full_points(race):
@@ -101,7 +106,10 @@ def test_the_oracle_is_durable_with_full_points(race):
     oracle = world.territories["queue-one"]
     assert oracle.competitor_state == "durable" and oracle.milestone_points == 100
     assert oracle.milestones["recover-accepted"].evidence["accepted_jobs"] == [
-        "accepted-alpha-7d3", "accepted-beta-91e", "accepted-gamma-c42"]
+        "accepted-alpha-7d3",
+        "accepted-beta-91e",
+        "accepted-gamma-c42",
+    ]
     assert oracle.milestones["host-reboot"].evidence["reboot"] is True
     assert world.infrastructure_failures == 0
 
@@ -112,8 +120,9 @@ def test_the_rerunner_stops_at_recover_accepted_with_a_readable_detail(race):
     assert rerunner.milestones["service-up"].passed and not rerunner.milestones["recover-accepted"].passed
     assert rerunner.milestone_points == 10
     details = _failures(match, "queue-two", "recover-accepted")
-    assert details and all(d.startswith("pre-existing accepted jobs were not recovered exactly once: job accepted-")
-                           for d in details)
+    assert details and all(
+        d.startswith("pre-existing accepted jobs were not recovered exactly once: job accepted-") for d in details
+    )
     assert any("has attempts" in d and "not 1" in d for d in details)
 
 
@@ -123,8 +132,11 @@ def test_the_volatile_builder_stops_at_host_reboot(race):
     assert volatile.milestones["worker-restart"].passed and volatile.milestone_points == 75
     assert not volatile.milestones["host-reboot"].passed
     details = _failures(match, "queue-three", "host-reboot")
-    assert any(d.startswith("queue deployment or completed job did not survive reboot: GET /jobs/fresh-")
-               and "returned 404" in d for d in details)
+    assert any(
+        d.startswith("queue deployment or completed job did not survive reboot: GET /jobs/fresh-")
+        and "returned 404" in d
+        for d in details
+    )
 
 
 def test_the_log_reduces_to_world_json_and_agents_read_the_brief_alone(race):
@@ -144,5 +156,6 @@ def test_the_log_reduces_to_world_json_and_agents_read_the_brief_alone(race):
 def test_the_leak_audit_finds_a_planted_string_on_a_real_guest(race):
     _, _, audit = race
     assert audit["clean"] is None
-    assert audit["planted"] == (f'fog-of-war guest leak in queue-two: "controller-owned referee evidence" '
-                                f"found at {PLANTED}")
+    assert audit["planted"] == (
+        f'fog-of-war guest leak in queue-two: "controller-owned referee evidence" found at {PLANTED}'
+    )

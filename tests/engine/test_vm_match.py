@@ -111,8 +111,13 @@ def test_each_flawed_builder_stops_at_the_milestone_its_mistake_breaks(race):
     assert "after systemctl restart builder-app.service" in amnesiac.milestones["service-restart"].failure_detail
     tmpfs = world.territories["builder-three"]
     assert tmpfs.milestones["service-restart"].passed and tmpfs.milestone_points == 60
-    failures = [e.to_json() for e in race[2].events if e.kind == "milestone_failed"
-                and e.to_json()["territory"] == "builder-three" and e.to_json()["milestone"] == "host-reboot"]
+    failures = [
+        e.to_json()
+        for e in race[2].events
+        if e.kind == "milestone_failed"
+        and e.to_json()["territory"] == "builder-three"
+        and e.to_json()["milestone"] == "host-reboot"
+    ]
     assert any("returned 404 after the host reboot" in f["detail"] for f in failures)
 
 
@@ -120,8 +125,12 @@ def test_the_log_reduces_to_world_json_and_records_the_drain(race):
     _, output, match = race
     assert reduce(match.events).to_json() == json.loads((output / "world.json").read_text())
     kinds = [e.kind for e in match.events]
-    assert kinds.index("match_finished") < kinds.index("post_match_drain_started") < kinds.index(
-        "post_match_drain_finished") == len(kinds) - 1
+    assert (
+        kinds.index("match_finished")
+        < kinds.index("post_match_drain_started")
+        < kinds.index("post_match_drain_finished")
+        == len(kinds) - 1
+    )
     assert all(state.terminal_state for state in match.world.agents.values())
 
 
@@ -135,8 +144,11 @@ def test_operator_pause_resume_and_retry_are_in_the_log(race):
     assert {"milestone_paused", "milestone_resumed"} <= set(kinds)
     retry = kinds.index("milestone_retry_requested")
     rest = [e for e in events[retry:] if e.get("territory") == "builder-one" and e.get("milestone") == "service-up"]
-    assert [e["kind"] for e in rest[:3]] == ["milestone_retry_requested", "milestone_evaluation_started",
-                                             "milestone_passed"]
+    assert [e["kind"] for e in rest[:3]] == [
+        "milestone_retry_requested",
+        "milestone_evaluation_started",
+        "milestone_passed",
+    ]
 
 
 def test_agents_hand_in_real_tool_traces_and_results(race):
@@ -168,9 +180,26 @@ def _two_territory_manifest(directory: Path) -> Path:
 
 
 def _start_headless(manifest: Path, output: Path, base_port: int) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "aoe_tui.cli.main", "run", str(manifest), "--headless",
-                             "--output", str(output), "--base-port", str(base_port), "--drain-seconds", "5"],
-                            cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "aoe_tui.cli.main",
+            "run",
+            str(manifest),
+            "--headless",
+            "--output",
+            str(output),
+            "--base-port",
+            str(base_port),
+            "--drain-seconds",
+            "5",
+        ],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_for_line(process: subprocess.Popen, needle: str, seconds: float = 600) -> list[str]:

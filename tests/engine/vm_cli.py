@@ -35,8 +35,14 @@ def short_arena(directory: Path, duration_seconds: int = 45) -> Path:
 
 def start_headless(arena: Path, cwd: Path, *extra: str) -> subprocess.Popen:
     """`aoe run ARENA --headless` from `cwd` with the default (relative) output folder and ports."""
-    return subprocess.Popen([*AOE, "run", str(arena), "--headless", *extra], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    return subprocess.Popen(
+        [*AOE, "run", str(arena), "--headless", *extra],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
 
 
 def wait_for_line(process: subprocess.Popen, needle: str, timeout: float) -> list[str]:
@@ -61,8 +67,9 @@ def only_match_in(folder: Path) -> Path:
 
 def domains_of(match_dir: Path) -> list[str]:
     """libvirt domains still defined for this match (by the slug the runner derives from its folder)."""
-    names = subprocess.run(["virsh", "-c", "qemu:///system", "list", "--all", "--name"], capture_output=True,
-                           text=True, check=True).stdout.split()
+    names = subprocess.run(
+        ["virsh", "-c", "qemu:///system", "list", "--all", "--name"], capture_output=True, text=True, check=True
+    ).stdout.split()
     slug = match_dir.name.lower()[:24]
     return [n for n in names if n.startswith(f"aoe-{slug}")]
 

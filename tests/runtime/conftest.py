@@ -39,4 +39,3 @@ def libvirt_services() -> None:
 def guest_image(libvirt_services: None) -> ImageInfo:
     """The cached guest image, built on first use (about 45 s cold)."""
     return build_image()
-

@@ -30,8 +30,11 @@ def running_server(directory: Path):
     host_key = directory / "host_key"
     host_key.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
     port = next(p for p in _PORTS if port_is_free(p))
-    process = subprocess.Popen([sys.executable, __file__, str(port), str(host_key), str(keys.public_key_path)],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, __file__, str(port), str(host_key), str(keys.public_key_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         yield keys, port
@@ -41,8 +44,13 @@ def running_server(directory: Path):
 
 
 async def handle(process: asyncssh.SSHServerProcess) -> None:
-    local = subprocess.Popen(["/bin/sh", "-c", process.command or "true"], bufsize=0, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    local = subprocess.Popen(
+        ["/bin/sh", "-c", process.command or "true"],
+        bufsize=0,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     await process.redirect(stdout=local.stdout, stderr=local.stderr)
     feeding = asyncio.ensure_future(_feed(process.stdin, local.stdin))
     process.exit(await asyncio.to_thread(local.wait))
@@ -61,8 +69,14 @@ async def _feed(channel: asyncssh.SSHReader, pipe) -> None:
 
 
 async def main(port: int, host_key: str, authorized_keys: str) -> None:
-    await asyncssh.listen("127.0.0.1", port, server_host_keys=[host_key], authorized_client_keys=authorized_keys,
-                          process_factory=handle, encoding=None)
+    await asyncssh.listen(
+        "127.0.0.1",
+        port,
+        server_host_keys=[host_key],
+        authorized_client_keys=authorized_keys,
+        process_factory=handle,
+        encoding=None,
+    )
     print("ready", flush=True)
     await asyncio.Event().wait()
 

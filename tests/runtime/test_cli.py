@@ -15,8 +15,9 @@ from aoe_tui.cli.main import main
 PROJECT = Path(__file__).resolve().parents[2]
 
 
-def test_doctor_json_reports_each_problem_with_its_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture, libvirt_services) -> None:
+def test_doctor_json_reports_each_problem_with_its_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, libvirt_services
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("AOE_ACCEL", "tcg")
     code = main(["doctor", "--json", "--base-port", "28390", "--territories", "2"])
@@ -45,13 +46,16 @@ def test_real_doctor_verdict_matches_its_checks(capsys: pytest.CaptureFixture, l
     assert last == ("ready: this machine can run matches" if not failed else f"not ready: fix {', '.join(failed)}")
 
 
-@pytest.mark.parametrize("conf, status, fragment", [
-    ('#user = "libvirt-qemu"\n#dynamic_ownership = 1\n', "ok", "user = libvirt-qemu (default)"),
-    ('user = "+0"\n', "warn", "guests run as root"),
-    ('user = "root" # the old way\n', "warn", "user = root: guests run as root"),
-    ('user = "no-such-user-here"\n', "warn", "no such user"),
-    ('user = "libvirt-qemu"\ndynamic_ownership = 0\n', "warn", "dynamic_ownership = 0"),
-])
+@pytest.mark.parametrize(
+    "conf, status, fragment",
+    [
+        ('#user = "libvirt-qemu"\n#dynamic_ownership = 1\n', "ok", "user = libvirt-qemu (default)"),
+        ('user = "+0"\n', "warn", "guests run as root"),
+        ('user = "root" # the old way\n', "warn", "user = root: guests run as root"),
+        ('user = "no-such-user-here"\n', "warn", "no such user"),
+        ('user = "libvirt-qemu"\ndynamic_ownership = 0\n', "warn", "dynamic_ownership = 0"),
+    ],
+)
 def test_qemu_user_check_reads_qemu_conf(tmp_path: Path, conf: str, status: str, fragment: str) -> None:
     from aoe_tui.runtime.doctor import qemu_user_check
 
@@ -62,8 +66,9 @@ def test_qemu_user_check_reads_qemu_conf(tmp_path: Path, conf: str, status: str,
     assert qemu_user_check(tmp_path / "missing.conf").status == "warn"
 
 
-def test_doctor_without_libvirtd_says_how_to_start_it(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture) -> None:
+def test_doctor_without_libvirtd_says_how_to_start_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     monkeypatch.setenv("AOE_ACCEL", "tcg")
     code = main(["doctor", "--uri", "qemu+unix:///system?socket=/nonexistent/libvirt-sock"])
     out = capsys.readouterr().out
@@ -79,8 +84,9 @@ def test_unknown_vm_is_one_line_and_exit_2(capsys: pytest.CaptureFixture) -> Non
     assert "lowercase letters" in capsys.readouterr().err
 
 
-def test_image_build_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture) -> None:
+def test_image_build_failure_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fake = tmp_path / "bin" / "mmdebstrap"
     fake.parent.mkdir()
@@ -94,8 +100,14 @@ def test_image_build_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def _aoe(*args: str, timeout: float = 400) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aoe_tui.cli.main", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=PROJECT, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "aoe_tui.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=PROJECT,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.vm

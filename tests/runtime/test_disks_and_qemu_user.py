@@ -47,8 +47,9 @@ def reachable_dir():
 
 
 def _virtual_size(path: Path) -> int:
-    info = subprocess.run(["qemu-img", "info", "--output=json", "-U", str(path)], capture_output=True, text=True,
-                          check=True)
+    info = subprocess.run(
+        ["qemu-img", "info", "--output=json", "-U", str(path)], capture_output=True, text=True, check=True
+    )
     return json.loads(info.stdout)["virtual-size"]
 
 
@@ -63,6 +64,7 @@ def test_a_guest_disk_is_the_class_size_but_never_below_the_image(image: ImageIn
     def vm(disk_mib):
         config = TerritoryConfig("m", "t1", 1, 512, tmp_path, TerritoryPorts(32590, 32591), disk_mib=disk_mib)
         return TerritoryVM(config, hypervisor=None, keys=None, image=image, accel=None)
+
     assert image_mib(image) == 64
     assert vm(1024).disk_mib == 1024 and vm(16).disk_mib == 64 and vm(None).disk_mib == 64
 
@@ -106,8 +108,9 @@ def test_a_private_match_directory_falls_back_to_root_and_says_why(tmp_path: Pat
     assert not choice.unprivileged and "cannot enter" in choice.reason and str(private) in choice.reason
 
 
-def test_a_reachable_match_stages_the_image_for_the_qemu_user(reachable_dir: Path, image: ImageInfo,
-                                                                tmp_path: Path) -> None:
+def test_a_reachable_match_stages_the_image_for_the_qemu_user(
+    reachable_dir: Path, image: ImageInfo, tmp_path: Path
+) -> None:
     choice = choose_for(reachable_dir / "match")
     if not configured_user().unprivileged:
         pytest.skip(f"this host runs guests as root anyway: {choice.reason}")
@@ -119,9 +122,11 @@ def test_a_reachable_match_stages_the_image_for_the_qemu_user(reachable_dir: Pat
     assert os.stat(staged.path).st_ino == os.stat(source.path).st_ino  # one inode, root's, never relabelled
     assert staged.kernel.read_bytes() == source.kernel.read_bytes()
     assert os.stat(staged.kernel).st_ino != os.stat(source.kernel).st_ino  # a copy libvirt may chown
-    as_qemu = subprocess.run(["head", "-c", "1", str(staged.path)], user=choice.uid, group=choice.gid,
-                             extra_groups=[], capture_output=True)
+    as_qemu = subprocess.run(
+        ["head", "-c", "1", str(staged.path)], user=choice.uid, group=choice.gid, extra_groups=[], capture_output=True
+    )
     assert as_qemu.returncode == 0
-    as_qemu = subprocess.run(["head", "-c", "1", str(source.path)], user=choice.uid, group=choice.gid,
-                             extra_groups=[], capture_output=True)
+    as_qemu = subprocess.run(
+        ["head", "-c", "1", str(source.path)], user=choice.uid, group=choice.gid, extra_groups=[], capture_output=True
+    )
     assert as_qemu.returncode == 0  # (only because this cache is in /var/tmp; root's ~/.cache is not)

@@ -12,10 +12,22 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB0tZ2VuZXJhdGVk aoe-test"
 
 def _spec(**changes) -> DomainSpec:
     values = dict(
-        name=domain_name("m1", "builder-one"), territory_id="builder-one", domain_type="qemu", vcpus=2,
-        memory_mib=1536, kernel=Path("/img/vmlinuz"), initrd=Path("/img/initrd.img"), disk=Path("/m/overlay.qcow2"),
-        console_log=Path("/m/console.log"), ssh_port=26000, service_port=26001, guest_service_port=8080,
-        authorized_key=KEY, owner_pid=1234, owner_host="arena-host")
+        name=domain_name("m1", "builder-one"),
+        territory_id="builder-one",
+        domain_type="qemu",
+        vcpus=2,
+        memory_mib=1536,
+        kernel=Path("/img/vmlinuz"),
+        initrd=Path("/img/initrd.img"),
+        disk=Path("/m/overlay.qcow2"),
+        console_log=Path("/m/console.log"),
+        ssh_port=26000,
+        service_port=26001,
+        guest_service_port=8080,
+        authorized_key=KEY,
+        owner_pid=1234,
+        owner_host="arena-host",
+    )
     values.update(changes)
     return DomainSpec(**values)
 
@@ -79,8 +91,9 @@ def test_root_qemu_without_relabelling_unless_unprivileged() -> None:
 
 def test_the_shared_base_is_an_explicit_backing_store_never_relabelled() -> None:
     assert ET.fromstring(render_domain_xml(_spec())).find("devices/disk/backingStore") is None
-    disk = ET.fromstring(render_domain_xml(_spec(base_image=Path("/m/image/base.raw"), unprivileged_qemu=True))
-                         ).find("devices/disk")
+    disk = ET.fromstring(render_domain_xml(_spec(base_image=Path("/m/image/base.raw"), unprivileged_qemu=True))).find(
+        "devices/disk"
+    )
     backing = disk.find("backingStore")
     assert backing.find("format").get("type") == "raw" and backing.find("source").get("file") == "/m/image/base.raw"
     label = backing.find("source/seclabel")

@@ -26,6 +26,7 @@ async def test_handles_and_timers_registered_from_worker_threads_fire_on_the_loo
     read_end, write_end = os.pipe()
     fired: list[tuple[str, str]] = []
     try:
+
         def handle_cb(watch, fd, events, opaque):
             fired.append(("handle", threading.current_thread().name))
             os.read(fd, 1)
@@ -33,7 +34,9 @@ async def test_handles_and_timers_registered_from_worker_threads_fire_on_the_loo
         def timer_cb(timer, opaque):
             fired.append(("timer", threading.current_thread().name))
 
-        watch = await asyncio.to_thread(impl._add_handle, read_end, libvirt.VIR_EVENT_HANDLE_READABLE, handle_cb, OPAQUE)
+        watch = await asyncio.to_thread(
+            impl._add_handle, read_end, libvirt.VIR_EVENT_HANDLE_READABLE, handle_cb, OPAQUE
+        )
         timer = await asyncio.to_thread(impl._add_timeout, 10, timer_cb, OPAQUE)
         os.write(write_end, b"x")
         await _until(lambda: {"handle", "timer"} <= {kind for kind, _ in fired})
@@ -59,8 +62,12 @@ def test_a_handle_survives_the_move_to_a_new_loop() -> None:
     first = asyncio.new_event_loop()
     impl = ThreadSafeAsyncIOImpl(first)
     try:
-        impl._add_handle(read_end, libvirt.VIR_EVENT_HANDLE_READABLE,
-                         lambda watch, fd, events, opaque: fired.append(os.read(fd, 1)[0]), OPAQUE)
+        impl._add_handle(
+            read_end,
+            libvirt.VIR_EVENT_HANDLE_READABLE,
+            lambda watch, fd, events, opaque: fired.append(os.read(fd, 1)[0]),
+            OPAQUE,
+        )
         first.close()  # the registration was only queued; the old loop never ran it
 
         async def on_the_second_loop() -> None:

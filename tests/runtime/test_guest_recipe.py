@@ -64,7 +64,14 @@ def test_mmdebstrap_command_line(tmp_path: Path) -> None:
     command = GuestRecipe().mmdebstrap_command(tmp_path / "rootfs")
     assert command[:2] == ["mmdebstrap", "--variant=minbase"]
     included = command[2].removeprefix("--include=").split(",")
-    for package in ("systemd-sysv", "openssh-server", "python3", "sqlite3", "linux-image-cloud-amd64", "isc-dhcp-client"):
+    for package in (
+        "systemd-sysv",
+        "openssh-server",
+        "python3",
+        "sqlite3",
+        "linux-image-cloud-amd64",
+        "isc-dhcp-client",
+    ):
         assert package in included
     assert command[-2:] == ["bookworm", str(tmp_path / "rootfs")]
 

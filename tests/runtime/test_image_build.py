@@ -72,8 +72,9 @@ def test_builds_once_then_reuses_until_forced(fake_mmdebstrap, tmp_path: Path) -
 
 
 def _image_file(image: Path, path: str) -> str:
-    return subprocess.run(["debugfs", "-R", f"cat {path}", str(image)], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["debugfs", "-R", f"cat {path}", str(image)], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_the_raw_image_holds_the_recipe(fake_mmdebstrap) -> None:
@@ -82,8 +83,12 @@ def test_the_raw_image_holds_the_recipe(fake_mmdebstrap) -> None:
     assert _image_file(info.path, "/etc/initramfs-tools/conf.d/aoe.conf") == "MODULES=list\n"  # setup hook
     assert "manual_add_modules virtio_pci virtio_blk" in _image_file(info.path, "/etc/initramfs-tools/hooks/aoe-virtio")
     assert "Restart=always" in _image_file(info.path, f"/etc/systemd/system/{SLOT_UNIT}")
-    hook_mode = subprocess.run(["debugfs", "-R", "stat /etc/initramfs-tools/hooks/aoe-virtio", str(info.path)],
-                               capture_output=True, text=True, check=True).stdout
+    hook_mode = subprocess.run(
+        ["debugfs", "-R", "stat /etc/initramfs-tools/hooks/aoe-virtio", str(info.path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "Mode:  0755" in hook_mode
 
 

@@ -36,8 +36,9 @@ def test_pin_forget_and_openssh_known_hosts_format(tmp_path: Path) -> None:
     # asyncssh (our client) and ssh-keygen (OpenSSH, for verifiers and humans) both read the file.
     trusted, _, _, _, _, _, _ = asyncssh.match_known_hosts(str(keys.known_hosts_path), "127.0.0.1", "127.0.0.1", 26000)
     assert {k.export_public_key().split()[1] for k in trusted} == {host_a.export_public_key().split()[1]}
-    found = subprocess.run(["ssh-keygen", "-F", "[127.0.0.1]:26002", "-f", str(keys.known_hosts_path)],
-                           capture_output=True, text=True)
+    found = subprocess.run(
+        ["ssh-keygen", "-F", "[127.0.0.1]:26002", "-f", str(keys.known_hosts_path)], capture_output=True, text=True
+    )
     assert found.returncode == 0 and host_b.export_public_key().decode().split()[1] in found.stdout
     keys.forget("127.0.0.1", 26000)
     assert keys.pinned_line("127.0.0.1", 26000) is None
@@ -48,7 +49,7 @@ def test_openssh_argv_pins_identity_and_host(tmp_path: Path) -> None:
     keys = MatchKeys.ensure(tmp_path / "ssh")
     argv = keys.openssh_argv("127.0.0.1", 26004)
     assert argv[0] == "ssh" and argv[-1] == "root@127.0.0.1"
-    assert ["-p", "26004"] == argv[argv.index("-p"):argv.index("-p") + 2]
+    assert ["-p", "26004"] == argv[argv.index("-p") : argv.index("-p") + 2]
     assert f"UserKnownHostsFile={keys.known_hosts_path}" in argv and "StrictHostKeyChecking=yes" in argv
 
 

@@ -29,7 +29,9 @@ def test_probe_result_is_cached_per_process(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(kvm_probe, "_probed", None)
     calls = []
-    monkeypatch.setattr(kvm_probe, "probe_kvm", lambda kernel: calls.append(kernel) or kvm_probe.AccelChoice("tcg", "x"))
+    monkeypatch.setattr(
+        kvm_probe, "probe_kvm", lambda kernel: calls.append(kernel) or kvm_probe.AccelChoice("tcg", "x")
+    )
     assert choose_accel(None).accel == "tcg"
     assert choose_accel(None).accel == "tcg"
     assert len(calls) == 1

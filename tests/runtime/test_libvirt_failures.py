@@ -38,8 +38,13 @@ async def test_missing_image_fails_before_anything_boots(tmp_path: Path, monkeyp
 
 async def test_taken_port_fails_before_anything_boots(tmp_path: Path, guest_image) -> None:
     base = free_base_port(2)
-    runtime = MatchRuntime(tmp_path / "match", "porttaken", [TerritorySpec("alpha", 1, 512),
-                                                             TerritorySpec("beta", 1, 512)], base, image=guest_image)
+    runtime = MatchRuntime(
+        tmp_path / "match",
+        "porttaken",
+        [TerritorySpec("alpha", 1, 512), TerritorySpec("beta", 1, 512)],
+        base,
+        image=guest_image,
+    )
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", base + 2))
         holder.listen()
@@ -49,11 +54,17 @@ async def test_taken_port_fails_before_anything_boots(tmp_path: Path, guest_imag
     assert not (tmp_path / "match" / "territories").exists()
 
 
-async def test_unknown_libvirt_socket_in_a_match_is_the_same_clear_error(tmp_path: Path, guest_image,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_unknown_libvirt_socket_in_a_match_is_the_same_clear_error(
+    tmp_path: Path, guest_image, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AOE_ACCEL", "tcg")
-    runtime = MatchRuntime(tmp_path / "match", "nolibvirt", [TerritorySpec("alpha", 1, 512, uri=MISSING_SOCKET_URI)],
-                           free_base_port(1), image=guest_image)
+    runtime = MatchRuntime(
+        tmp_path / "match",
+        "nolibvirt",
+        [TerritorySpec("alpha", 1, 512, uri=MISSING_SOCKET_URI)],
+        free_base_port(1),
+        image=guest_image,
+    )
     with pytest.raises(AoeError, match="cannot connect to libvirtd"):
         await runtime.start()
     await runtime.close()  # idempotent after a failed start

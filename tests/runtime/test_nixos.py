@@ -49,8 +49,17 @@ def test_failed_nix_build_reports_its_last_line(tmp_path: Path, monkeypatch: pyt
 
 def test_nix_files_describe_the_same_guest() -> None:
     guest = (PROJECT / "nix" / "guest.nix").read_text()
-    for needle in ("builder-app", "/opt/builder/app.py", 'Restart = "always"', "ConditionPathExists",
-                   "PasswordAuthentication = false", "python3", "sqlite", "curl", "jq"):
+    for needle in (
+        "builder-app",
+        "/opt/builder/app.py",
+        'Restart = "always"',
+        "ConditionPathExists",
+        "PasswordAuthentication = false",
+        "python3",
+        "sqlite",
+        "curl",
+        "jq",
+    ):
         assert needle in guest
     flake = (PROJECT / "nix" / "flake.nix").read_text()
     assert "nixosModules.aoe-guest" in flake and "nixosConfigurations" in flake

@@ -13,7 +13,10 @@ from tests.runtime.conftest import free_base_port
 
 def test_two_ports_per_territory_in_order() -> None:
     assert assign_ports(["a", "b", "c"], 26000) == {
-        "a": TerritoryPorts(26000, 26001), "b": TerritoryPorts(26002, 26003), "c": TerritoryPorts(26004, 26005)}
+        "a": TerritoryPorts(26000, 26001),
+        "b": TerritoryPorts(26002, 26003),
+        "c": TerritoryPorts(26004, 26005),
+    }
 
 
 def test_out_of_range_base_port_is_refused() -> None:
@@ -80,10 +83,17 @@ def test_a_named_block_held_by_another_process_is_refused(tmp_path) -> None:
     base = held.base_port
     held.release()
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
-         "from aoe_tui.runtime.ports import reserve_ports; "
-         f"r = reserve_ports(['a'], {base}, lock_dir=Path({str(tmp_path)!r})); print('held', flush=True); "
-         "time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; "
+            "from aoe_tui.runtime.ports import reserve_ports; "
+            f"r = reserve_ports(['a'], {base}, lock_dir=Path({str(tmp_path)!r})); print('held', flush=True); "
+            "time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(AoeError, match="another aoe match"):

@@ -130,7 +130,7 @@ async def test_a_guest_ignoring_the_button_is_reset_by_the_referee(tmp_path: Pat
     assert vm.hypervisor.calls == ["reboot_acpi", "reset"]
     assert proof.caused_by == "reset-fallback"
     assert set(proof.proven_by) == {"libvirt-event", "referee-reset", "console-banner", "boot-id"}
-    assert ("referee-reset" in [event for _, event in vm.lifecycle_events])
+    assert "referee-reset" in [event for _, event in vm.lifecycle_events]
 
 
 async def test_a_forged_boot_id_proves_nothing_but_does_not_stop_a_real_reboot(tmp_path: Path) -> None:
@@ -142,6 +142,9 @@ async def test_a_forged_boot_id_proves_nothing_but_does_not_stop_a_real_reboot(t
 
 async def test_a_guest_that_never_boots_again_is_a_readable_failure(tmp_path: Path) -> None:
     vm = _vm(tmp_path, honours_acpi=False, comes_back=False)
-    with pytest.raises(AoeError, match=r"alpha: the guest did not come back within 1 s of the reset-fallback reboot "
-                                       r"\(no fresh kernel boot on the serial console\); console tail: .*login:"):
+    with pytest.raises(
+        AoeError,
+        match=r"alpha: the guest did not come back within 1 s of the reset-fallback reboot "
+        r"\(no fresh kernel boot on the serial console\); console tail: .*login:",
+    ):
         await vm.reboot(timeout=1, acpi_grace=0.2)

@@ -79,6 +79,7 @@ def test_input_reaches_the_command(server) -> None:
             return await ssh.run("wc -c", 30, input=b"x" * (3 * MIB))
         finally:
             await ssh.close()
+
     assert asyncio.run(scenario()).stdout.strip() == str(3 * MIB)
 
 
@@ -104,6 +105,7 @@ def test_fifty_gigabytes_of_yes_are_cut_at_the_cap_and_killed(server) -> None:
 
 def test_streaming_keeps_memory_flat_below_the_cap(server) -> None:
     """32 MiB pass through a client allowed 256 MiB: it must still keep only head+tail."""
+
     async def scenario():
         ssh = _client(server, output_cap_bytes=256 * MIB)
         try:

@@ -33,11 +33,17 @@ def guest(guest_image):
     work.chmod(0o755)
     territory_dir = work / "match" / "territories" / "t1"
     territory_dir.mkdir(parents=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={TMPFS_MIB}m,mode=0755", "aoe-disk-test", str(territory_dir)],
-                   check=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={TMPFS_MIB}m,mode=0755", "aoe-disk-test", str(territory_dir)], check=True
+    )
     loop = asyncio.new_event_loop()
-    runtime = MatchRuntime(work / "match", "h5disk", [TerritorySpec("t1", 1, 768, disk_mib=DISK_MIB)],
-                           base_port=BASE_PORT, image=guest_image)
+    runtime = MatchRuntime(
+        work / "match",
+        "h5disk",
+        [TerritorySpec("t1", 1, 768, disk_mib=DISK_MIB)],
+        base_port=BASE_PORT,
+        image=guest_image,
+    )
     try:
         loop.run_until_complete(runtime.start())
         yield loop, runtime, runtime.vms["t1"]

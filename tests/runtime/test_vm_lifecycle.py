@@ -20,7 +20,7 @@ from tests.runtime.conftest import free_base_port
 
 pytestmark = [pytest.mark.vm, pytest.mark.asyncio(loop_scope="module")]
 
-APP = b'''\
+APP = b"""\
 import http.server
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -28,14 +28,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
 http.server.ThreadingHTTPServer(("0.0.0.0", 8080), Handler).serve_forever()
-'''
+"""
 MARKER = "/var/lib/aoe-test/marker"
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(guest_image, tmp_path_factory):
-    runtime = MatchRuntime(tmp_path_factory.mktemp("lifecycle"), "lifecycle", [TerritorySpec("alpha", 1, 1024)],
-                           free_base_port(1), image=guest_image)
+    runtime = MatchRuntime(
+        tmp_path_factory.mktemp("lifecycle"),
+        "lifecycle",
+        [TerritorySpec("alpha", 1, 1024)],
+        free_base_port(1),
+        image=guest_image,
+    )
     await runtime.start()
     print(f"\n[timing] boot to SSH, one guest: {runtime.boot_seconds['alpha']:.1f} s")
     yield runtime
@@ -52,7 +57,8 @@ async def _health(vm: TerritoryVM, within: float) -> str:
     while True:
         try:
             return await asyncio.to_thread(
-                lambda: urllib.request.urlopen(f"http://127.0.0.1:{vm.service_port}/health", timeout=5).read().decode())
+                lambda: urllib.request.urlopen(f"http://127.0.0.1:{vm.service_port}/health", timeout=5).read().decode()
+            )
         except OSError:
             if time.monotonic() > deadline:
                 raise
@@ -60,8 +66,11 @@ async def _health(vm: TerritoryVM, within: float) -> str:
 
 
 async def test_guest_identity_and_dormant_slot(vm: TerritoryVM) -> None:
-    result = await vm.run("hostname; systemctl is-enabled builder-app.service; test -d /opt/builder && echo dir; "
-                          "systemctl is-active builder-app.service", 30)
+    result = await vm.run(
+        "hostname; systemctl is-enabled builder-app.service; test -d /opt/builder && echo dir; "
+        "systemctl is-active builder-app.service",
+        30,
+    )
     assert result.stdout.split() == ["alpha", "enabled", "dir", "inactive"]
     assert result.exit_status == 3  # is-active of a dormant unit
     assert any(event == "started" for _, event in vm.lifecycle_events)

@@ -37,22 +37,47 @@ async def _domains_named(prefix: str) -> list[str]:
 def _ssh_with_foreign_key(runtime: MatchRuntime, key_of: str, into: str, pinned: bool = False):
     """OpenSSH into `into`'s guest with `key_of`'s key (and, when pinned, `key_of`'s known_hosts)."""
     keys = runtime.keys[key_of]
-    trust = ["-o", f"UserKnownHostsFile={keys.known_hosts_path}", "-o", "StrictHostKeyChecking=yes"] if pinned else \
-        ["-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no"]
-    argv = ["ssh", "-F", "/dev/null", "-i", str(keys.private_key_path), "-o", "IdentitiesOnly=yes",
-            "-o", "IdentityAgent=none", "-o", "BatchMode=yes", "-o", "ConnectTimeout=20", *trust,
-            "-p", str(runtime.vm(into).ssh_port), f"root@{LOOPBACK}", "hostname"]
+    trust = (
+        ["-o", f"UserKnownHostsFile={keys.known_hosts_path}", "-o", "StrictHostKeyChecking=yes"]
+        if pinned
+        else ["-o", "UserKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=no"]
+    )
+    argv = [
+        "ssh",
+        "-F",
+        "/dev/null",
+        "-i",
+        str(keys.private_key_path),
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "IdentityAgent=none",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "ConnectTimeout=20",
+        *trust,
+        "-p",
+        str(runtime.vm(into).ssh_port),
+        f"root@{LOOPBACK}",
+        "hostname",
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
 
 async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image, tmp_path: Path) -> None:
-    specs = [TerritorySpec("one", 1, 768), TerritorySpec("two", 1, 768, uri=REMOTE_STYLE_URIS[0]),
-             TerritorySpec("three", 1, 768, uri=REMOTE_STYLE_URIS[1])]
+    specs = [
+        TerritorySpec("one", 1, 768),
+        TerritorySpec("two", 1, 768, uri=REMOTE_STYLE_URIS[0]),
+        TerritorySpec("three", 1, 768, uri=REMOTE_STYLE_URIS[1]),
+    ]
     runtime = MatchRuntime(tmp_path, "trio", specs, free_base_port(3), image=guest_image)
     try:
         await runtime.start()
-        print("\n[timing] three guests booted together, to SSH: "
-              + ", ".join(f"{t} {s:.1f} s" for t, s in sorted(runtime.boot_seconds.items())))
+        print(
+            "\n[timing] three guests booted together, to SSH: "
+            + ", ".join(f"{t} {s:.1f} s" for t, s in sorted(runtime.boot_seconds.items()))
+        )
         names = await asyncio.gather(*(vm.run("hostname", 30) for vm in runtime.vms.values()))
         assert [n.stdout.strip() for n in names] == ["one", "two", "three"]
         assert {vm.hypervisor.uri for vm in runtime.vms.values()} == {"qemu:///system", *REMOTE_STYLE_URIS}
@@ -75,8 +100,9 @@ async def test_three_guests_at_once_over_local_and_remote_style_uris(guest_image
 
 
 async def test_guest_that_never_answers_ssh_reports_its_console(guest_image, tmp_path: Path) -> None:
-    runtime = MatchRuntime(tmp_path, "mute", [TerritorySpec("silent", 1, 768)], free_base_port(1),
-                           image=guest_image, ssh_timeout=6)
+    runtime = MatchRuntime(
+        tmp_path, "mute", [TerritorySpec("silent", 1, 768)], free_base_port(1), image=guest_image, ssh_timeout=6
+    )
     with pytest.raises(SSHUnavailable) as caught:
         await runtime.start()
     message = str(caught.value)
@@ -89,8 +115,9 @@ async def test_wrong_key_error_carries_what_the_console_showed(guest_image, tmp_
     hypervisor = await Hypervisor.connect()
     ports = assign_ports(["locked"], free_base_port(1))["locked"]
     config = TerritoryConfig("wrongkey", "locked", 1, 768, tmp_path / "territory", ports)
-    vm = TerritoryVM(config, hypervisor, MatchKeys.ensure(tmp_path / "guest-key"), guest_image,
-                     choose_accel(guest_image.kernel))
+    vm = TerritoryVM(
+        config, hypervisor, MatchKeys.ensure(tmp_path / "guest-key"), guest_image, choose_accel(guest_image.kernel)
+    )
     vm.ssh = GuestSSH("locked", LOOPBACK, ports.ssh, MatchKeys.ensure(tmp_path / "other-key"), is_alive=vm.is_running)
     try:
         await vm.boot()

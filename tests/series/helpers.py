@@ -34,9 +34,16 @@ def write_round_arena(round_dir: Path, adapter: str = "claux", effort: dict[str,
     """An arena.json for a fixture round: its seats (from world.json) with an adapter and reasoning effort."""
     world = json.loads((round_dir / "world.json").read_text())
     data = arena_data()
-    data["agents"] = [{"id": agent, "territory": state["territory"], "adapter": adapter, "model": state["model"],
-                       "reasoning_effort": (effort or {}).get(agent, "high")}
-                      for agent, state in sorted(world["agents"].items())]
+    data["agents"] = [
+        {
+            "id": agent,
+            "territory": state["territory"],
+            "adapter": adapter,
+            "model": state["model"],
+            "reasoning_effort": (effort or {}).get(agent, "high"),
+        }
+        for agent, state in sorted(world["agents"].items())
+    ]
     (round_dir / "arena.json").write_text(json.dumps(data))
 
 
@@ -59,8 +66,9 @@ class ScriptedRounds:
     """A series round factory on scripted territories: `unavailable[(round, attempt)]` lists agents whose
     provider is down in that attempt; `stop_in_round` stops the series once that round's match is running."""
 
-    def __init__(self, arena: Path, unavailable: dict[tuple[int, int], list[str]] | None = None,
-                 stop_in_round: int | None = None) -> None:
+    def __init__(
+        self, arena: Path, unavailable: dict[tuple[int, int], list[str]] | None = None, stop_in_round: int | None = None
+    ) -> None:
         self.arena = arena
         self.unavailable = unavailable or {}
         self.stop_in_round = stop_in_round
@@ -78,13 +86,24 @@ class ScriptedRounds:
         from tests.engine.helpers import RACE
 
         self.plans.append((plan.number, plan.attempt))
-        scripts = {agent: AgentScript(finishes_after=0.5, status="unavailable", summary="provider returned 503")
-                   for agent in self.unavailable.get((plan.number, plan.attempt), [])}
-        runner = MatchRunner(self.arena, plan.output, ScriptedProvider(dict(RACE)), ScriptedLauncher(scripts),
-                             source=ManualSource(), drain_seconds=1, manifest=plan.manifest)
+        scripts = {
+            agent: AgentScript(finishes_after=0.5, status="unavailable", summary="provider returned 503")
+            for agent in self.unavailable.get((plan.number, plan.attempt), [])
+        }
+        runner = MatchRunner(
+            self.arena,
+            plan.output,
+            ScriptedProvider(dict(RACE)),
+            ScriptedLauncher(scripts),
+            source=ManualSource(),
+            drain_seconds=1,
+            manifest=plan.manifest,
+        )
         if plan.number == self.stop_in_round:
+
             def stop(update):
                 if getattr(update, "kind", None) == "agent_started":
                     self.series.request_stop("the aoe process was terminated (SIGTERM)")
+
             runner.subscribe(stop)
         return runner

@@ -22,8 +22,10 @@ def write_suite(tmp_path, **b_rules):
     quick_arena(tmp_path / "a")
     quick_arena(tmp_path / "b", territories=2, arena_id="first-build-duo", **b_rules)
     suite = tmp_path / "suite.toml"
-    suite.write_text('[suite]\nid = "quick"\n\n[[arenas]]\nmanifest = "a/arena.json"\nrounds = 2\n\n'
-                     '[[arenas]]\nmanifest = "b/arena.json"\n')
+    suite.write_text(
+        '[suite]\nid = "quick"\n\n[[arenas]]\nmanifest = "a/arena.json"\nrounds = 2\n\n'
+        '[[arenas]]\nmanifest = "b/arena.json"\n'
+    )
     return suite
 
 
@@ -53,7 +55,9 @@ async def test_a_benchmark_runs_one_series_per_arena_and_resumes_after_a_stop(tm
     stopped = json.loads((output / "benchmark.json").read_text())
     assert list(stopped) == KEYS and stopped["arenas_completed"] == 1
     assert [(a["arena_id"], a["rounds_completed"], a["aborted"]) for a in stopped["arenas"]] == [
-        ("first-build", 2, False), ("first-build-duo", 0, True)]
+        ("first-build", 2, False),
+        ("first-build-duo", 0, True),
+    ]
     again = Factories()
     final = await bench(suite, output, again, lines).run()
     assert again.made["first-build"].plans == [] and again.made["first-build-duo"].plans == [(1, 1), (2, 1)]
@@ -61,7 +65,9 @@ async def test_a_benchmark_runs_one_series_per_arena_and_resumes_after_a_stop(tm
     assert final["schema_version"] == 2 and final["suite_id"] == "quick" and final["arenas_requested"] == 2
     assert final["arenas_completed"] == 2
     assert [(p["arena_id"], p["rounds"], p["output"]) for p in final["plan"]] == [
-        ("first-build", 2, str(output / "01-first-build")), ("first-build-duo", 2, str(output / "02-first-build-duo"))]
+        ("first-build", 2, str(output / "01-first-build")),
+        ("first-build-duo", 2, str(output / "02-first-build-duo")),
+    ]
     assert all(len(p["compatibility_key"]) == 64 for p in final["plan"])
     assert (output / "02-first-build-duo" / "round-001.interrupted-1").is_dir()
     report = standings_report(output)

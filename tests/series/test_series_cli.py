@@ -16,12 +16,16 @@ def test_aoe_series_headless_prints_rounds_events_and_progress_and_resumes(tmp_p
     def scripted(args, manifest):
         factories.append(ScriptedRounds(manifest))
         return factories[-1]
+
     monkeypatch.setattr(series_commands, "real_round_factory", scripted)
     argv = ["series", str(arena), "--output", str(output), "--rounds", "2", "--headless"]
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"aoe series: series first-build: 2 rounds with seat rotation into {output}"
-    assert "aoe series: round 1/2 started: amnesiac @ builder-two, oracle @ builder-one, tmpfs-writer @ builder-three" in out
+    assert (
+        "aoe series: round 1/2 started: amnesiac @ builder-two, oracle @ builder-one, tmpfs-writer @ builder-three"
+        in out
+    )
     assert any(line.startswith("[r2] [0:02] match finished: winner builder-two") for line in out)
     assert any(line.startswith("aoe series: progress: 2/2 rounds done") for line in out)
     assert out[-1].startswith(f"series folder: {output}")
@@ -66,9 +70,11 @@ def test_sigterm_mid_round_exits_143_with_the_round_kept_as_interrupted(tmp_path
         def __call__(self, plan):
             runner = super().__call__(plan)
             if plan.number == 2:
-                runner.subscribe(lambda u: getattr(u, "kind", None) == "agent_started"
-                                 and os.kill(os.getpid(), signal.SIGTERM))
+                runner.subscribe(
+                    lambda u: getattr(u, "kind", None) == "agent_started" and os.kill(os.getpid(), signal.SIGTERM)
+                )
             return runner
+
     monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: Terminating(manifest))
     assert main(["series", str(arena), "--output", str(output), "--headless"]) == 128 + signal.SIGTERM
     err = capsys.readouterr().err

@@ -12,9 +12,11 @@ from aoe_tui.engine.series import SeriesRunner, SeriesStopped
 from aoe_tui.store.saved_match import load_match
 from tests.series.helpers import ScriptedRounds, quick_arena
 
-SEATING = {1: {"amnesiac": "builder-two", "oracle": "builder-one", "tmpfs-writer": "builder-three"},
-           2: {"amnesiac": "builder-three", "oracle": "builder-two", "tmpfs-writer": "builder-one"},
-           3: {"amnesiac": "builder-one", "oracle": "builder-three", "tmpfs-writer": "builder-two"}}
+SEATING = {
+    1: {"amnesiac": "builder-two", "oracle": "builder-one", "tmpfs-writer": "builder-three"},
+    2: {"amnesiac": "builder-three", "oracle": "builder-two", "tmpfs-writer": "builder-one"},
+    3: {"amnesiac": "builder-one", "oracle": "builder-three", "tmpfs-writer": "builder-two"},
+}
 
 
 def series_json(folder):
@@ -37,6 +39,7 @@ async def test_a_series_rotates_seats_and_checkpoints_after_every_round(tmp_path
     def watching(plan):
         checkpoints.append(series_json(output)["rounds_completed"])
         return original(plan)
+
     series.make_runner = watching
     final = await series.run()
     assert checkpoints == [0, 1, 2]
@@ -71,7 +74,9 @@ async def test_a_stopped_series_resumes_keeping_decided_rounds_and_the_interrupt
     resumed = ScriptedRounds(arena)
     final = await make_series(arena, output, resumed, lines).run()
     assert resumed.plans == [(2, 1), (3, 1)]
-    assert (output / "round-002.interrupted-1").is_dir() and (output / "round-001" / "events.jsonl").read_bytes() == round_one
+    assert (output / "round-002.interrupted-1").is_dir() and (
+        output / "round-001" / "events.jsonl"
+    ).read_bytes() == round_one
     assert final["rounds_completed"] == 3 and [r["seats"] for r in final["rounds"]] == list(SEATING.values())
     assert final["standings"] == standings_report(output)["standings"]
     assert any("kept as round-002.interrupted-1" in line for line in lines)
@@ -94,20 +99,28 @@ async def test_a_changed_contest_refuses_to_resume_and_fresh_starts_over(tmp_pat
 async def test_an_unavailable_agent_gets_its_replay_then_forfeits_and_a_forfeit_is_not_a_loss(tmp_path):
     arena, output, lines = quick_arena(tmp_path / "arena"), tmp_path / "series", []
     # Round 2: tmpfs-writer's provider is down twice (it forfeits); round 3: amnesiac's once (the replay is fine).
-    factory = ScriptedRounds(arena, unavailable={(2, 1): ["tmpfs-writer"], (2, 2): ["tmpfs-writer"],
-                                                 (3, 1): ["amnesiac"]})
+    factory = ScriptedRounds(
+        arena, unavailable={(2, 1): ["tmpfs-writer"], (2, 2): ["tmpfs-writer"], (3, 1): ["amnesiac"]}
+    )
     final = await make_series(arena, output, factory, lines).run()
     assert factory.plans == [(1, 1), (2, 1), (2, 2), (3, 1), (3, 2)]
     assert sorted(p.name for p in output.iterdir()) == [
-        "round-001", "round-002", "round-002.unavailable-1", "round-003", "round-003.unavailable-1", "series.json"]
+        "round-001",
+        "round-002",
+        "round-002.unavailable-1",
+        "round-003",
+        "round-003.unavailable-1",
+        "series.json",
+    ]
     assert [(r["forfeits"], r["attempts"]) for r in final["rounds"]] == [([], 1), (["tmpfs-writer"], 2), ([], 2)]
     rows = {row["agent"]: row for row in standings_report(output)["standings"]}
     assert rows["tmpfs-writer"]["forfeits"] == 1 and rows["tmpfs-writer"]["appearances"] == 2
     assert rows["tmpfs-writer"]["wins"] == 1 and rows["amnesiac"]["forfeits"] == 0
     assert rows["amnesiac"]["appearances"] == 3
     assert final["standings"] == standings_report(output)["standings"]
-    assert any("unavailable through no fault of their own: tmpfs-writer (tmpfs-writer: provider)" in line
-               for line in lines)
+    assert any(
+        "unavailable through no fault of their own: tmpfs-writer (tmpfs-writer: provider)" in line for line in lines
+    )
     assert any("forfeits: tmpfs-writer" in line for line in lines)
 
 
@@ -127,8 +140,10 @@ async def test_a_round_that_cannot_be_played_is_retried_then_stops_the_series_re
 
         async def no_guests(*args):
             raise AoeError("builder-one: the guest never booted")
+
         runner.provider.boot = no_guests
         return runner
+
     with pytest.raises(AoeError, match="round 1 could not be played 2 times"):
         await SeriesRunner(arena, output, broken, report=lines.append).run()
     assert (output / "round-001.failed-1").is_dir() and series_json(output)["rounds_completed"] == 0

@@ -91,8 +91,12 @@ def test_benchmark_standings_are_keyed_by_model_configuration(tmp_path):
     assert deepseek["cost_microusd"] == 2303 + 716 + 592 and deepseek["cost_per_durable_microusd"] == 3611 // 3
     assert rows["openai/gpt-5.6-luna", "high"]["appearances"] == 3
     low = rows["openai/gpt-5.6-luna", "low"]
-    assert (low["appearances"], low["wins"], low["median_durable_ms"], low["cost_per_durable_microusd"]) == \
-        (2, 0, None, None)
+    assert (low["appearances"], low["wins"], low["median_durable_ms"], low["cost_per_durable_microusd"]) == (
+        2,
+        0,
+        None,
+        None,
+    )
     assert low["failures"] == {"controller": 1, "player": 1}
     assert report["standings"][0] is deepseek
 

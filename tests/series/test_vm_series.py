@@ -32,9 +32,14 @@ ROUND_TIMEOUT_S = 600
 
 
 def start_series(arena, output, cwd) -> subprocess.Popen:
-    return subprocess.Popen([*AOE, "series", str(arena), "--headless", "--output", str(output)], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    return subprocess.Popen(
+        [*AOE, "series", str(arena), "--headless", "--output", str(output)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
 
 
 def test_kill_9_during_round_2_then_the_same_command_resumes_and_completes(tmp_path):
@@ -49,8 +54,15 @@ def test_kill_9_during_round_2_then_the_same_command_resumes_and_completes(tmp_p
     killed.wait(timeout=30)
     checkpoint = json.loads((output / "series.json").read_text())
     assert checkpoint["rounds_completed"] == 1 and len(checkpoint["rounds"]) == 1
-    subprocess.run([*AOE, "doctor", "--clean"], check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                   env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    subprocess.run(
+        [*AOE, "doctor", "--clean"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
     assert domains_of(output / "round-002") == []
     round_one = (output / "round-001" / "events.jsonl").read_bytes()
 
@@ -67,7 +79,12 @@ def test_kill_9_during_round_2_then_the_same_command_resumes_and_completes(tmp_p
     for number in (1, 2):
         assert assert_replayable(output / f"round-00{number}")["match_state"] == "finished"
         assert domains_of(output / f"round-00{number}") == []
-    printed = subprocess.run([*AOE, "standings", str(output), "--json"], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONPATH": str(PROJECT)})
+    printed = subprocess.run(
+        [*AOE, "standings", str(output), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT)},
+    )
     assert json.loads(printed.stdout) == {"standings": final["standings"]}
     assert final["standings"][0]["agent"] == "oracle" and final["standings"][0]["wins"] == 2

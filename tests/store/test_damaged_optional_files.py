@@ -63,8 +63,10 @@ def test_nested_agent_files_and_tool_traces(tmp_path):
     (agent_dir / "tool_trace.jsonl").write_text('{"name": "Bash"}\nnot json\n{"name": "Bash"}\n')
     (agent_dir / "result.json").write_text("")
     match = load_match(directory)
-    assert dict(match.skipped_files()) == {"agents/builder-one-agent/tool_trace.jsonl": "line 2: bad tool trace entry",
-                                           "agents/builder-one-agent/result.json": "empty file, expected an agent result"}
+    assert dict(match.skipped_files()) == {
+        "agents/builder-one-agent/tool_trace.jsonl": "line 2: bad tool trace entry",
+        "agents/builder-one-agent/result.json": "empty file, expected an agent result",
+    }
 
 
 def test_essential_files_still_fail_with_one_line(damaged):

@@ -73,8 +73,10 @@ def test_clock_going_back(tmp_path, oracle_lines):
 
 
 def test_wrong_field_type_names_field(tmp_path, oracle_lines):
-    lines = oracle_lines[:1] + ['{"schema_version":1,"sequence":1,"elapsed_ms":0,"kind":"milestone_passed",'
-                                '"territory":"t","milestone":"m","points":"many","evidence":null}']
+    lines = oracle_lines[:1] + [
+        '{"schema_version":1,"sequence":1,"elapsed_ms":0,"kind":"milestone_passed",'
+        '"territory":"t","milestone":"m","points":"many","evidence":null}'
+    ]
     with pytest.raises(AoeError, match=r"line 2: milestone_passed field points"):
         read_event_log(write(tmp_path, lines))
 

@@ -40,36 +40,53 @@ def test_each_problem_names_the_fleet_and_its_key_path(tmp_path) -> None:
 
 def test_shape_problems_of_a_fleet_name_their_keys(tmp_path) -> None:
     fleet = tmp_path / "fleet.toml"
-    fleet.write_text("schema_version = 1\n" + _agent("luna", "builder-one", colour="red")
-                     + "[[agents]]\nid = \"bare\"\nterritory = \"builder-three\"\n")
+    fleet.write_text(
+        "schema_version = 1\n"
+        + _agent("luna", "builder-one", colour="red")
+        + '[[agents]]\nid = "bare"\nterritory = "builder-three"\n'
+    )
     manifest, problems = checked_manifest(ARENA, fleet)
     assert manifest is None
     assert {p.file for p in problems} == {fleet}
     assert [str(p.problem) for p in problems] == [
-        "schema_version: unknown key (a fleet holds only [[agents]] tables)", "agents[0].colour: unknown key",
-        "agents[1].adapter: required key is missing", "agents[1].model: required key is missing"]
+        "schema_version: unknown key (a fleet holds only [[agents]] tables)",
+        "agents[0].colour: unknown key",
+        "agents[1].adapter: required key is missing",
+        "agents[1].model: required key is missing",
+    ]
 
 
 def test_a_problem_of_the_arena_itself_stays_the_arenas(tmp_path) -> None:
     arena = tmp_path / "arena.toml"
     arena.write_text(ARENA.read_text().replace("allow_public_internet = false", "allow_public_internet = true"))
     fleet = tmp_path / "fleet.toml"
-    fleet.write_text(_agent("a", "builder-one") + _agent("b", "builder-two") + _agent("c", "builder-three")
-                     + _agent("d", "builder-four"))
+    fleet.write_text(
+        _agent("a", "builder-one")
+        + _agent("b", "builder-two")
+        + _agent("c", "builder-three")
+        + _agent("d", "builder-four")
+    )
     _, problems = checked_manifest(arena, fleet)
     assert [(p.file, p.problem.path) for p in problems] == [
-        (arena, "network.allow_public_internet"), (fleet, "agents[3].territory")]
+        (arena, "network.allow_public_internet"),
+        (fleet, "agents[3].territory"),
+    ]
     with pytest.raises(AoeError) as caught:
         load_manifest(arena, fleet)
-    assert str(caught.value) == (f"{arena}: network.allow_public_internet: must be false "
-                                 f"(and 1 more; run `aoe validate {arena} --agents {fleet}`)")
+    assert str(caught.value) == (
+        f"{arena}: network.allow_public_internet: must be false "
+        f"(and 1 more; run `aoe validate {arena} --agents {fleet}`)"
+    )
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "agents: required key is missing"),
-    ("agents = 3\n", "agents: Input should be a valid list"),
-    ("[agents\n", "Expected ']'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "agents: required key is missing"),
+        ("agents = 3\n", "agents: Input should be a valid list"),
+        ("[agents\n", "Expected ']'"),
+    ],
+)
 def test_a_fleet_without_agents_or_unreadable_is_one_clear_line(tmp_path, text, message) -> None:
     fleet = tmp_path / "fleet.toml"
     fleet.write_text(text)

@@ -37,7 +37,8 @@ def test_a_stray_verify_folder_above_the_arena_is_not_used(copied_arena, tmp_pat
     manifest, problems = checked_manifest(copied_arena)
     assert [str(p) for p in problems] == [
         f"{copied_arena}: build.milestones[1].verifier: milestone write-read: verifier verify/only-here.sh not found "
-        f"(looked in {copied_arena.parent} and {PROJECT_VERIFY})"]
+        f"(looked in {copied_arena.parent} and {PROJECT_VERIFY})"
+    ]
     with pytest.raises(AoeError, match=r"arena.toml: build.milestones\[1\].verifier: milestone write-read"):
         load_manifest(copied_arena)
 

@@ -10,9 +10,11 @@ from aoe_tui.store.match_layout import MatchLayout
 PACKAGE = Path(__file__).resolve().parents[2] / "aoe_tui"
 LAYOUT_MODULE = PACKAGE / "store" / "match_layout.py"
 # A path joined by hand from one of the layout's names: `/ "territories"`, `/ "console.log"`, f"{id}-result.json" ...
-HAND_BUILT = re.compile(r'/ *f?"(territories|agents|evidence|ssh|events\.jsonl|world\.json|arena\.json|match\.json|'
-                        r'ports\.json|console\.log|overlay\.qcow2|[^"]*(tool_trace\.jsonl|transcript\.json|'
-                        r'result\.json|usage\.json|stdout\.log|stderr\.log|instruction\.md|analysis\.json))"')
+HAND_BUILT = re.compile(
+    r'/ *f?"(territories|agents|evidence|ssh|events\.jsonl|world\.json|arena\.json|match\.json|'
+    r'ports\.json|console\.log|overlay\.qcow2|[^"]*(tool_trace\.jsonl|transcript\.json|'
+    r'result\.json|usage\.json|stdout\.log|stderr\.log|instruction\.md|analysis\.json))"'
+)
 
 
 def test_nested_and_published_agent_files(tmp_path):
@@ -35,10 +37,13 @@ def test_published_or_nested_follows_the_agents_folder(tmp_path):
 
 def test_no_module_but_the_layout_joins_match_paths_by_hand():
     # A manual VM's folder (`<cache>/vms/NAME/`, runtime.manual_vm) is not a match: its key folder is its own.
-    found = [f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}"
-             for path in sorted(PACKAGE.rglob("*.py")) if path != LAYOUT_MODULE
-             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-             if HAND_BUILT.search(line) and "vm_dir(" not in line]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != LAYOUT_MODULE
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HAND_BUILT.search(line) and "vm_dir(" not in line
+    ]
     assert found == []
 
 

@@ -64,7 +64,8 @@ def test_nested_match_directory(tmp_path):
         shutil.move(target / f"{agent}-analysis.json", target / "agents" / agent / "analysis.json")
     (target / "agents" / "luna-failover-engineer" / "tool_trace.jsonl").write_text(
         '{"id":"1","name":"Bash","input":{"command":"ls"},"output":"x","is_error":false,'
-        '"started_after_ms":5,"duration_ms":1}\n{"id":"2","na')
+        '"started_after_ms":5,"duration_ms":1}\n{"id":"2","na'
+    )
     match = load_match(target)
     assert match.shape == "directory"
     assert "luna-failover-engineer" in match.transcripts and "luna-failover-engineer" in match.analyses

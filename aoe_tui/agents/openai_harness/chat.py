@@ -87,9 +87,10 @@ class ChatReply:
         """The assistant message to send back in the next request's history."""
         message: dict[str, Any] = {"role": "assistant", "content": self.content or ""}
         if self.tool_calls:
-            message["tool_calls"] = [{"id": c.id, "type": "function",
-                                      "function": {"name": c.name, "arguments": c.arguments}}
-                                     for c in self.tool_calls]
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
         message.update(self.echoed)
         return message
 
@@ -98,8 +99,15 @@ RetryListener = Callable[[int, ProviderError, float], None]
 
 
 class ChatClient:
-    def __init__(self, provider: ProviderConfig, model: str, reasoning_effort: str, policy: RetryPolicy,
-                 scrub: Scrubber, on_retry: RetryListener | None = None) -> None:
+    def __init__(
+        self,
+        provider: ProviderConfig,
+        model: str,
+        reasoning_effort: str,
+        policy: RetryPolicy,
+        scrub: Scrubber,
+        on_retry: RetryListener | None = None,
+    ) -> None:
         self.provider = provider
         self.model = model
         self.reasoning_effort = reasoning_effort
@@ -108,8 +116,9 @@ class ChatClient:
         self._on_retry = on_retry or (lambda _attempt, _error, _delay: None)
         # No per-operation timeouts: the policy's request timeout bounds each exchange as a whole.
         # The system's CA store (as curl and OpenSSL use it, SSL_CERT_FILE included), not httpx's certifi copy.
-        self._http = httpx.AsyncClient(timeout=None, verify=ssl.create_default_context(),
-                                       headers={"Accept": "application/json"})
+        self._http = httpx.AsyncClient(
+            timeout=None, verify=ssl.create_default_context(), headers={"Accept": "application/json"}
+        )
 
     async def aclose(self) -> None:
         """Close the kept-alive connection (the run is over)."""
@@ -181,13 +190,25 @@ class ChatClient:
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise ProviderError(f"{self.provider.name}: reply has no choices[0].message", 200, transient=True) from None
-        calls = [ToolCall(str(c.get("id") or f"call-{index}"), str(c["function"].get("name", "")),
-                          _arguments_text(c["function"].get("arguments")))
-                 for index, c in enumerate(message.get("tool_calls") or []) if isinstance(c.get("function"), dict)]
+        calls = [
+            ToolCall(
+                str(c.get("id") or f"call-{index}"),
+                str(c["function"].get("name", "")),
+                _arguments_text(c["function"].get("arguments")),
+            )
+            for index, c in enumerate(message.get("tool_calls") or [])
+            if isinstance(c.get("function"), dict)
+        ]
         reasoning = message.get("reasoning") or message.get("reasoning_content")
         echoed = {name: message[name] for name in _ECHOED_FIELDS if message.get(name)}
-        return ChatReply(message.get("content"), reasoning if isinstance(reasoning, str) else None, calls,
-                         parse_usage(document.get("usage")), choice.get("finish_reason"), echoed)
+        return ChatReply(
+            message.get("content"),
+            reasoning if isinstance(reasoning, str) else None,
+            calls,
+            parse_usage(document.get("usage")),
+            choice.get("finish_reason"),
+            echoed,
+        )
 
 
 def parse_usage(usage: Any) -> RoundUsage:
@@ -195,9 +216,12 @@ def parse_usage(usage: Any) -> RoundUsage:
         return RoundUsage()
     details = usage.get("prompt_tokens_details") or {}
     cost = usage.get("cost")
-    return RoundUsage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
-                      _int(details.get("cached_tokens")) if isinstance(details, dict) else None,
-                      float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None)
+    return RoundUsage(
+        _int(usage.get("prompt_tokens")),
+        _int(usage.get("completion_tokens")),
+        _int(details.get("cached_tokens")) if isinstance(details, dict) else None,
+        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+    )
 
 
 def parse_retry_after(value: str | None) -> float | None:

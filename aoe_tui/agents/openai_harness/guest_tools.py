@@ -23,29 +23,59 @@ from aoe_tui.runtime.ssh import GuestSSH, RemoteTimeout, SSHUnavailable
 _CUT_GRACE_S = 0.5
 
 DEFINITIONS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "bash",
-        "description": "Run a shell command as root on the host (sh -c). Returns stdout, stderr and the exit status. "
-                       "The command is killed when it exceeds its timeout; start long-running services with systemd, "
-                       "not in the foreground.",
-        "parameters": {"type": "object", "properties": {
-            "command": {"type": "string", "description": "The shell command to run."},
-            "description": {"type": "string", "description": "Five to ten words saying what the command is for."},
-            "timeout_seconds": {"type": "integer", "description": "Kill the command after this many seconds (default 120)."},
-        }, "required": ["command"]}}},
-    {"type": "function", "function": {
-        "name": "read_file",
-        "description": "Read a text file on the host. Long files are cut off; use bash with sed -n for ranges.",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "Absolute path of the file."},
-        }, "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "write_file",
-        "description": "Create or replace a file on the host with exactly the given content (parent directories are created).",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "Absolute path of the file."},
-            "content": {"type": "string", "description": "The complete new content."},
-        }, "required": ["path", "content"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a shell command as root on the host (sh -c). Returns stdout, stderr and the exit status. "
+            "The command is killed when it exceeds its timeout; start long-running services with systemd, "
+            "not in the foreground.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command to run."},
+                    "description": {
+                        "type": "string",
+                        "description": "Five to ten words saying what the command is for.",
+                    },
+                    "timeout_seconds": {
+                        "type": "integer",
+                        "description": "Kill the command after this many seconds (default 120).",
+                    },
+                },
+                "required": ["command"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a text file on the host. Long files are cut off; use bash with sed -n for ranges.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Absolute path of the file."},
+                },
+                "required": ["path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "description": "Create or replace a file on the host with exactly the given content (parent directories are created).",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Absolute path of the file."},
+                    "content": {"type": "string", "description": "The complete new content."},
+                },
+                "required": ["path", "content"],
+            },
+        },
+    },
 ]
 
 
@@ -85,12 +115,14 @@ class GuestTools:
             if not isinstance(arguments, dict):
                 raise ValueError("not an object")
         except ValueError:
-            return ToolResult(name, {"raw_arguments": arguments_text}, f"error: arguments of {name} are not a JSON object",
-                              True, True)
+            return ToolResult(
+                name, {"raw_arguments": arguments_text}, f"error: arguments of {name} are not a JSON object", True, True
+            )
         handler = {"bash": self._bash, "read_file": self._read, "write_file": self._write}.get(name)
         if handler is None:
-            return ToolResult(name, arguments, f"error: unknown tool {name!r}; use bash, read_file or write_file",
-                              True, True)
+            return ToolResult(
+                name, arguments, f"error: unknown tool {name!r}; use bash, read_file or write_file", True, True
+            )
         try:
             return await handler(arguments)
         except (KeyError, TypeError) as error:
@@ -108,9 +140,11 @@ class GuestTools:
     async def _read(self, arguments: dict[str, Any]) -> ToolResult:
         path = str(arguments["path"])
         cap = self.limits.read_cap_bytes
-        command = (f"f={shlex.quote(path)}; test -f \"$f\" || {{ echo \"no such file: $f\" >&2; exit 1; }}; "
-                   f"head -c {cap} \"$f\"; size=$(wc -c < \"$f\"); "
-                   f"[ \"$size\" -gt {cap} ] && printf '\\n[file is %s bytes; only the first {cap} are shown]' \"$size\"; true")
+        command = (
+            f'f={shlex.quote(path)}; test -f "$f" || {{ echo "no such file: $f" >&2; exit 1; }}; '
+            f'head -c {cap} "$f"; size=$(wc -c < "$f"); '
+            f'[ "$size" -gt {cap} ] && printf \'\\n[file is %s bytes; only the first {cap} are shown]\' "$size"; true'
+        )
         output, failed = await self._run(command, self.limits.file_timeout_s, show_status=False)
         return ToolResult("Read", {"file_path": path}, output, failed, True)
 
@@ -145,8 +179,10 @@ class GuestTools:
             return f"{text}\n[killed: the command did not finish within {timeout:g} s]".lstrip(), True
         body = self._cap(_join(result.stdout, result.stderr))
         if result.capped:
-            return (f"{body.rstrip()}\n[killed: the command printed more than {self.ssh.output_cap_bytes // 2**20} MiB; "
-                    f"redirect big output to a file and read parts of it]").lstrip(), True
+            return (
+                f"{body.rstrip()}\n[killed: the command printed more than {self.ssh.output_cap_bytes // 2**20} MiB; "
+                f"redirect big output to a file and read parts of it]"
+            ).lstrip(), True
         if result.exit_status < 0 and (explanation := await self._check_connection_after_cut()):
             return f"{body.rstrip()}\n{explanation}".lstrip(), True
         if show_status:
@@ -186,9 +222,11 @@ class GuestTools:
             await self.ssh.connect(self.limits.reconnect_s)
         except AoeError as error:
             raise GuestUnreachable(f"{cause}; reconnecting failed: {error}") from None
-        return (f"error: the SSH connection to the host was lost during this call (the host may have rebooted); "
-                f"reconnected after {time.monotonic() - lost_at:.0f} s. The call may or may not have taken effect; "
-                f"check before repeating it.")
+        return (
+            f"error: the SSH connection to the host was lost during this call (the host may have rebooted); "
+            f"reconnected after {time.monotonic() - lost_at:.0f} s. The call may or may not have taken effect; "
+            f"check before repeating it."
+        )
 
     def _cap(self, text: str) -> str:
         cap = self.limits.output_cap_chars

@@ -27,8 +27,15 @@ SYSTEM_PROMPT = (
 
 
 class AgentRun:
-    def __init__(self, instruction: str, chat: ChatClient, tools: GuestTools, budget: Budget, outputs: RunOutputs,
-                 log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        instruction: str,
+        chat: ChatClient,
+        tools: GuestTools,
+        budget: Budget,
+        outputs: RunOutputs,
+        log: Callable[[str], None],
+    ) -> None:
         self.chat = chat
         self.tools = tools
         self.budget = budget
@@ -37,8 +44,10 @@ class AgentRun:
         self.totals = UsageTotals()
         self.recorder = TranscriptRecorder(chat.model)
         self.recorder.user_text(instruction)
-        self.messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                               {"role": "user", "content": instruction}]
+        self.messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": instruction},
+        ]
         self._started = time.monotonic()
 
     def elapsed_ms(self) -> int:

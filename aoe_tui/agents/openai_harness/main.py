@@ -62,14 +62,33 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     try:
         instruction = settings.instruction_file.read_text(encoding="utf-8")
     except OSError as error:
-        return _finish_early(settings, scrub, Outcome(
-            "harness_error", f"cannot read instruction file {settings.instruction_file}: {error.strerror}", "harness"))
+        return _finish_early(
+            settings,
+            scrub,
+            Outcome(
+                "harness_error",
+                f"cannot read instruction file {settings.instruction_file}: {error.strerror}",
+                "harness",
+            ),
+        )
     log = _logger(scrub)
-    ssh = GuestSSH(settings.territory_id, settings.host, settings.ssh_port,
-                   KeyFiles(settings.ssh_key_file, settings.known_hosts_file), connect_timeout=settings.limits.reconnect_s)
-    chat = ChatClient(provider, settings.model, settings.reasoning_effort, settings.retry, scrub,
-                      on_retry=lambda attempt, error, delay: log(
-                          f"attempt {attempt} failed ({error.detail}); retrying in {delay:.1f} s"))
+    ssh = GuestSSH(
+        settings.territory_id,
+        settings.host,
+        settings.ssh_port,
+        KeyFiles(settings.ssh_key_file, settings.known_hosts_file),
+        connect_timeout=settings.limits.reconnect_s,
+    )
+    chat = ChatClient(
+        provider,
+        settings.model,
+        settings.reasoning_effort,
+        settings.retry,
+        scrub,
+        on_retry=lambda attempt, error, delay: log(
+            f"attempt {attempt} failed ({error.detail}); retrying in {delay:.1f} s"
+        ),
+    )
     outputs = RunOutputs(settings, scrub)
     run = AgentRun(instruction, chat, GuestTools(ssh, settings.limits), settings.budget, outputs, log)
     log(f"agent {settings.agent_id}: model {settings.model} via {provider.name} ({provider.base_url})")
@@ -107,6 +126,7 @@ def _cancel_on_signals(task: asyncio.Task | None) -> None:
 def _logger(scrub: Scrubber):
     def log(line: str) -> None:
         print(scrub(f"[openai-harness] {line}"), file=sys.stderr, flush=True)
+
     return log
 
 

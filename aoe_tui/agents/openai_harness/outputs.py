@@ -42,17 +42,33 @@ class RunOutputs:
         write_json_atomic(self.settings.live_transcript_file, transcript, self._scrub)
         write_json_atomic(self.settings.transcript_file, transcript, self._scrub)
         self.usage(totals)
-        write_result(self.settings, outcome, totals.result_usage(), self._scrub,
-                     transcript=_relative(self.settings.transcript_file, self.settings.result_file.parent))
+        write_result(
+            self.settings,
+            outcome,
+            totals.result_usage(),
+            self._scrub,
+            transcript=_relative(self.settings.transcript_file, self.settings.result_file.parent),
+        )
 
 
-def write_result(settings: HarnessSettings, outcome: Outcome, usage: dict[str, Any], scrub: Scrubber,
-                 transcript: str | None) -> None:
+def write_result(
+    settings: HarnessSettings, outcome: Outcome, usage: dict[str, Any], scrub: Scrubber, transcript: str | None
+) -> None:
     assert outcome.status in STATUSES, outcome.status
-    write_json_atomic(settings.result_file, {
-        "schema_version": 1, "agent": settings.agent_id, "territory": settings.territory_id,
-        "status": outcome.status, "summary": outcome.summary, "source": outcome.source,
-        "usage": usage, "transcript": transcript}, scrub)
+    write_json_atomic(
+        settings.result_file,
+        {
+            "schema_version": 1,
+            "agent": settings.agent_id,
+            "territory": settings.territory_id,
+            "status": outcome.status,
+            "summary": outcome.summary,
+            "source": outcome.source,
+            "usage": usage,
+            "transcript": transcript,
+        },
+        scrub,
+    )
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -61,8 +61,10 @@ def resolve_provider(model: str, env: Mapping[str, str] = os.environ) -> Provide
         return ProviderConfig("OPENAI_BASE_URL", base_url, key)
     if key:
         return ProviderConfig("openai", OPENAI_DEFAULT_BASE_URL, key)
-    raise AoeError(f"no OpenAI-compatible provider configured for model {model}: set AOE_OPENAI_BASE_URL "
-                   f"(and AOE_OPENAI_API_KEY) or add a provider to {path}")
+    raise AoeError(
+        f"no OpenAI-compatible provider configured for model {model}: set AOE_OPENAI_BASE_URL "
+        f"(and AOE_OPENAI_API_KEY) or add a provider to {path}"
+    )
 
 
 def _from_file(path: Path, model: str, env: Mapping[str, str]) -> ProviderConfig | None:
@@ -80,9 +82,14 @@ def _from_file(path: Path, model: str, env: Mapping[str, str]) -> ProviderConfig
         raise AoeError(f"{path}: providers must be a table of [providers.NAME] tables")
     for name, table in providers.items():
         _check_table(path, name, table)
-    chosen = next((name for name, table in providers.items()
-                   if any(fnmatch.fnmatchcase(model, pattern) for pattern in table.get("models", []))),
-                  document.get("default"))
+    chosen = next(
+        (
+            name
+            for name, table in providers.items()
+            if any(fnmatch.fnmatchcase(model, pattern) for pattern in table.get("models", []))
+        ),
+        document.get("default"),
+    )
     if chosen is None:
         return None
     if chosen not in providers:
@@ -90,7 +97,9 @@ def _from_file(path: Path, model: str, env: Mapping[str, str]) -> ProviderConfig
     table = providers[chosen]
     key = table.get("api_key") or (env.get(table["api_key_env"]) if "api_key_env" in table else None)
     if "api_key_env" in table and not key:
-        raise AoeError(f"{path}: providers.{chosen}.api_key_env: environment variable {table['api_key_env']} is not set")
+        raise AoeError(
+            f"{path}: providers.{chosen}.api_key_env: environment variable {table['api_key_env']} is not set"
+        )
     return ProviderConfig(chosen, table["base_url"], key or None)
 
 
@@ -101,7 +110,7 @@ def _check_table(path: Path, name: str, table: object) -> None:
     if unknown := set(table) - _PROVIDER_KEYS:
         raise AoeError(f"{where}.{sorted(unknown)[0]}: unknown key")
     if not isinstance(table.get("base_url"), str):
-        raise AoeError(f"{where}.base_url: required (e.g. \"https://openrouter.ai/api/v1\")")
+        raise AoeError(f'{where}.base_url: required (e.g. "https://openrouter.ai/api/v1")')
     models = table.get("models", [])
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise AoeError(f"{where}.models: must be a list of model name patterns")

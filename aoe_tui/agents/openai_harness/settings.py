@@ -22,8 +22,18 @@ from aoe_tui.agents.openai_harness.usage import Budget
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.match_layout import AgentPaths, MatchLayout, live_variant
 
-REQUIRED = ("AOE_AGENT_ID", "AOE_TERRITORY_ID", "AOE_TERRITORY_HOST", "AOE_SSH_PORT", "AOE_MODEL",
-            "AOE_INSTRUCTION_FILE", "AOE_RESULT_FILE", "AOE_USAGE_FILE", "AOE_SSH_KEY", "AOE_KNOWN_HOSTS")
+REQUIRED = (
+    "AOE_AGENT_ID",
+    "AOE_TERRITORY_ID",
+    "AOE_TERRITORY_HOST",
+    "AOE_SSH_PORT",
+    "AOE_MODEL",
+    "AOE_INSTRUCTION_FILE",
+    "AOE_RESULT_FILE",
+    "AOE_USAGE_FILE",
+    "AOE_SSH_KEY",
+    "AOE_KNOWN_HOSTS",
+)
 
 
 @dataclass(frozen=True)
@@ -57,28 +67,35 @@ class HarnessSettings:
         result_file = Path(env["AOE_RESULT_FILE"])
         files = AgentPaths(result_file.parent)
         return cls(
-            agent_id=env["AOE_AGENT_ID"], territory_id=env["AOE_TERRITORY_ID"], host=env["AOE_TERRITORY_HOST"],
-            ssh_port=_integer(env, "AOE_SSH_PORT"), model=env["AOE_MODEL"],
+            agent_id=env["AOE_AGENT_ID"],
+            territory_id=env["AOE_TERRITORY_ID"],
+            host=env["AOE_TERRITORY_HOST"],
+            ssh_port=_integer(env, "AOE_SSH_PORT"),
+            model=env["AOE_MODEL"],
             reasoning_effort=env.get("AOE_REASONING_EFFORT", "none"),
-            instruction_file=Path(env["AOE_INSTRUCTION_FILE"]), result_file=result_file,
+            instruction_file=Path(env["AOE_INSTRUCTION_FILE"]),
+            result_file=result_file,
             usage_file=Path(env["AOE_USAGE_FILE"]),
             tool_trace_file=Path(env.get("AOE_TOOL_TRACE_FILE") or files.tool_trace),
             transcript_file=Path(env.get("AOE_TRANSCRIPT_FILE") or files.transcript),
-            ssh_key_file=Path(env["AOE_SSH_KEY"]), known_hosts_file=Path(env["AOE_KNOWN_HOSTS"]),
+            ssh_key_file=Path(env["AOE_SSH_KEY"]),
+            known_hosts_file=Path(env["AOE_KNOWN_HOSTS"]),
             budget=_budget(env, MatchLayout.of_agent_directory(files.directory).arena),
             retry=RetryPolicy(
                 max_attempts=_optional_integer(env, "AOE_OPENAI_MAX_ATTEMPTS") or RetryPolicy.max_attempts,
                 first_delay_s=_seconds(env, "AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS", RetryPolicy.first_delay_s),
                 max_delay_s=_seconds(env, "AOE_OPENAI_RETRY_MAX_DELAY_SECONDS", RetryPolicy.max_delay_s),
-                request_timeout_s=_seconds(env, "AOE_OPENAI_REQUEST_TIMEOUT_SECONDS", RetryPolicy.request_timeout_s)),
+                request_timeout_s=_seconds(env, "AOE_OPENAI_REQUEST_TIMEOUT_SECONDS", RetryPolicy.request_timeout_s),
+            ),
             limits=ToolLimits(reconnect_s=_seconds(env, "AOE_SSH_RECONNECT_SECONDS", ToolLimits.reconnect_s)),
         )
 
 
 def _budget(env: Mapping[str, str], manifest_copy: Path) -> Budget:
     if env.get(p.ENV_BUDGET_RESOURCE_UNITS) or env.get(p.ENV_BUDGET_MAX_COST_MICROUSD):
-        return Budget(_optional_integer(env, p.ENV_BUDGET_RESOURCE_UNITS),
-                      _optional_integer(env, p.ENV_BUDGET_MAX_COST_MICROUSD))
+        return Budget(
+            _optional_integer(env, p.ENV_BUDGET_RESOURCE_UNITS), _optional_integer(env, p.ENV_BUDGET_MAX_COST_MICROUSD)
+        )
     try:
         agents = json.loads(manifest_copy.read_text(encoding="utf-8")).get("agents") or []
     except (OSError, ValueError, AttributeError):

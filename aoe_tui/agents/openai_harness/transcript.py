@@ -29,12 +29,20 @@ class TranscriptRecorder:
         self.messages.append({"role": "user", "content": text})
 
     def model_round(self, started_after_ms: int, duration_ms: int, status: str, usage: RoundUsage | None) -> None:
-        entry: dict[str, Any] = {"index": len(self.model_rounds) + 1, "started_after_ms": started_after_ms,
-                                 "duration_ms": duration_ms, "status": status}
+        entry: dict[str, Any] = {
+            "index": len(self.model_rounds) + 1,
+            "started_after_ms": started_after_ms,
+            "duration_ms": duration_ms,
+            "status": status,
+        }
         if usage is not None:
-            entry["usage"] = {"input_tokens": usage.input_tokens or 0, "output_tokens": usage.output_tokens or 0,
-                              "cache_read_tokens": usage.cache_read_tokens or 0, "cache_creation_tokens": 0,
-                              "cost_usd": usage.cost_usd or 0}
+            entry["usage"] = {
+                "input_tokens": usage.input_tokens or 0,
+                "output_tokens": usage.output_tokens or 0,
+                "cache_read_tokens": usage.cache_read_tokens or 0,
+                "cache_creation_tokens": 0,
+                "cost_usd": usage.cost_usd or 0,
+            }
         self.model_rounds.append(entry)
 
     def assistant(self, reply: ChatReply) -> None:
@@ -56,9 +64,16 @@ class TranscriptRecorder:
             self.messages[-1]["content"].append(block)
         else:
             self.messages.append({"role": "user", "content": [block]})
-        entry = {"id": call_id, "name": result.name, "input": result.input, "output": result.output,
-                 "is_error": result.is_error, "read_only": result.read_only,
-                 "started_after_ms": started_after_ms, "duration_ms": duration_ms}
+        entry = {
+            "id": call_id,
+            "name": result.name,
+            "input": result.input,
+            "output": result.output,
+            "is_error": result.is_error,
+            "read_only": result.read_only,
+            "started_after_ms": started_after_ms,
+            "duration_ms": duration_ms,
+        }
         self.tool_trace.append(entry)
         return entry
 
@@ -66,9 +81,15 @@ class TranscriptRecorder:
         outcome: dict[str, Any] = {"status": status}
         if result is not None:
             outcome["result"] = result
-        return {"schema_version": SCHEMA_VERSION, "model": self.model, "outcome": outcome,
-                "usage": totals.transcript_usage(), "messages": self.messages, "tool_trace": self.tool_trace,
-                "timing": {"total_duration_ms": total_duration_ms, "model_rounds": self.model_rounds}}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "model": self.model,
+            "outcome": outcome,
+            "usage": totals.transcript_usage(),
+            "messages": self.messages,
+            "tool_trace": self.tool_trace,
+            "timing": {"total_duration_ms": total_duration_ms, "model_rounds": self.model_rounds},
+        }
 
 
 def _arguments(text: str) -> Any:

@@ -59,18 +59,33 @@ class UsageTotals:
 
     def result_usage(self) -> dict[str, Any]:
         """The `usage` object of result.json (docs/adapters.md)."""
-        return {"resource_units": self.rounds, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost_microusd": self.cost_microusd, "rounds": self.rounds, "tool_calls": self.tool_calls}
+        return {
+            "resource_units": self.rounds,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_microusd": self.cost_microusd,
+            "rounds": self.rounds,
+            "tool_calls": self.tool_calls,
+        }
 
     def checkpoint(self, agent: str) -> dict[str, Any]:
         """usage.json: cumulative, so a reader that misses a checkpoint loses nothing."""
-        return {"schema_version": 1, "agent": agent, **self.result_usage(),
-                "cache_read_tokens": self.cache_read_tokens, "cost_complete": self.cost_complete and self.rounds > 0}
+        return {
+            "schema_version": 1,
+            "agent": agent,
+            **self.result_usage(),
+            "cache_read_tokens": self.cache_read_tokens,
+            "cost_complete": self.cost_complete and self.rounds > 0,
+        }
 
     def transcript_usage(self) -> dict[str, Any]:
-        return {"input_tokens": self.input_tokens or 0, "output_tokens": self.output_tokens or 0,
-                "cache_read_tokens": self.cache_read_tokens or 0, "cache_creation_tokens": 0,
-                "cost_usd": self.cost_usd or 0}
+        return {
+            "input_tokens": self.input_tokens or 0,
+            "output_tokens": self.output_tokens or 0,
+            "cache_read_tokens": self.cache_read_tokens or 0,
+            "cache_creation_tokens": 0,
+            "cost_usd": self.cost_usd or 0,
+        }
 
 
 def _plus(total: int | None, delta: int | None) -> int | None:

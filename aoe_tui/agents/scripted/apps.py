@@ -10,7 +10,7 @@ source on the host.
 
 from __future__ import annotations
 
-_SERVER = '''
+_SERVER = """
 import os
 import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,7 +48,7 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     STORE = Store()
     ThreadingHTTPServer(("0.0.0.0", int(os.environ.get("BUILDER_PORT", "8080"))), Handler).serve_forever()
-'''
+"""
 
 _SQLITE_STORE = '''
 import sqlite3

@@ -47,27 +47,58 @@ class Builder:
 
     def ssh_command(self, command: str) -> list[str]:
         e = self.env
-        return ["ssh", "-q", "-F", "/dev/null", "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none",
-                "-i", e[p.ENV_SSH_KEY], "-o", f"UserKnownHostsFile={e[p.ENV_KNOWN_HOSTS]}",
-                "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15",
-                "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=2", "-p", e[p.ENV_SSH_PORT],
-                f"{e.get(p.ENV_SSH_USER, 'root')}@{e[p.ENV_TERRITORY_HOST]}", command]
+        return [
+            "ssh",
+            "-q",
+            "-F",
+            "/dev/null",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "IdentityAgent=none",
+            "-i",
+            e[p.ENV_SSH_KEY],
+            "-o",
+            f"UserKnownHostsFile={e[p.ENV_KNOWN_HOSTS]}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "ConnectTimeout=15",
+            "-o",
+            "ServerAliveInterval=5",
+            "-o",
+            "ServerAliveCountMax=2",
+            "-p",
+            e[p.ENV_SSH_PORT],
+            f"{e.get(p.ENV_SSH_USER, 'root')}@{e[p.ENV_TERRITORY_HOST]}",
+            command,
+        ]
 
     def run_step(self, step: Step) -> int:
         started_after = self.elapsed_ms()
         argv = ["bash", "-c", step.command] if step.on_host else self.ssh_command(step.command)
-        self.current = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=self.env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.current = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
         output, capped = read_bounded(self.current)
         code = self.current.wait()
         self.current = None
         cut = f"\n[killed: more than {_OUTPUT_CAP_BYTES // 2**20} MiB of output]" if capped else ""
-        entry = {"id": f"call-{len(self.trace) + 1:03d}", "name": "Bash",
-                 "input": {"command": step.command, "description": step.description,
-                           **({"where": "host"} if step.on_host else {})},
-                 "output": output.text() + cut + ("" if code == 0 else f"\n[exit {code}]"),
-                 "is_error": code != 0, "started_after_ms": started_after,
-                 "duration_ms": self.elapsed_ms() - started_after}
+        entry = {
+            "id": f"call-{len(self.trace) + 1:03d}",
+            "name": "Bash",
+            "input": {
+                "command": step.command,
+                "description": step.description,
+                **({"where": "host"} if step.on_host else {}),
+            },
+            "output": output.text() + cut + ("" if code == 0 else f"\n[exit {code}]"),
+            "is_error": code != 0,
+            "started_after_ms": started_after,
+            "duration_ms": self.elapsed_ms() - started_after,
+        }
         self.trace.append(entry)
         p.append_jsonl(Path(self.env[p.ENV_TOOL_TRACE_FILE]), entry)
         self.checkpoint_usage()
@@ -82,19 +113,36 @@ class Builder:
 
     def hand_in(self, status: str, summary: str) -> None:
         transcript = {
-            "schema_version": 1, "model": self.env.get(p.ENV_MODEL, f"scripted/{self.plan.name}"),
+            "schema_version": 1,
+            "model": self.env.get(p.ENV_MODEL, f"scripted/{self.plan.name}"),
             "outcome": {"status": status, "result": summary},
-            "usage": {"input_tokens": None, "output_tokens": None, "cache_read_tokens": None,
-                      "cache_creation_tokens": None, "cost_usd": None},
-            "messages": [{"role": "user", "content": _read(self.env.get(p.ENV_INSTRUCTION_FILE))},
-                         {"role": "assistant", "content": summary}],
+            "usage": {
+                "input_tokens": None,
+                "output_tokens": None,
+                "cache_read_tokens": None,
+                "cache_creation_tokens": None,
+                "cost_usd": None,
+            },
+            "messages": [
+                {"role": "user", "content": _read(self.env.get(p.ENV_INSTRUCTION_FILE))},
+                {"role": "assistant", "content": summary},
+            ],
             "tool_trace": self.trace,
             "timing": {"total_duration_ms": self.elapsed_ms(), "model_rounds": []},
         }
         p.write_json_atomic(Path(self.env[p.ENV_TRANSCRIPT_FILE]), transcript)
-        p.write_json_atomic(Path(self.env[p.ENV_RESULT_FILE]), {
-            "schema_version": 1, "agent": self.agent, "territory": self.territory, "status": status,
-            "summary": summary, "usage": self.usage(), "transcript": Path(self.env[p.ENV_TRANSCRIPT_FILE]).name})
+        p.write_json_atomic(
+            Path(self.env[p.ENV_RESULT_FILE]),
+            {
+                "schema_version": 1,
+                "agent": self.agent,
+                "territory": self.territory,
+                "status": status,
+                "summary": summary,
+                "usage": self.usage(),
+                "transcript": Path(self.env[p.ENV_TRANSCRIPT_FILE]).name,
+            },
+        )
 
     def run(self) -> int:
         self.checkpoint_usage()
@@ -111,8 +159,12 @@ class Builder:
         except Stopped:
             if self.current is not None:
                 self.current.kill()
-            self.hand_in("interrupted", f"stopped by the referee after {len(self.trace)} tool calls; "
-                                        f"{self.plan.summary}" if self.trace else "stopped before the first tool call")
+            self.hand_in(
+                "interrupted",
+                f"stopped by the referee after {len(self.trace)} tool calls; {self.plan.summary}"
+                if self.trace
+                else "stopped before the first tool call",
+            )
             return 0
         self.hand_in("completed", self.plan.summary)
         return 0
@@ -141,9 +193,22 @@ def _raise_stopped(_signum: int, _frame: object) -> None:
 
 
 def main(plan: Plan) -> int:
-    missing = [name for name in (p.ENV_AGENT_ID, p.ENV_TERRITORY_ID, p.ENV_TERRITORY_HOST, p.ENV_SSH_PORT,
-                                 p.ENV_SSH_KEY, p.ENV_KNOWN_HOSTS, p.ENV_RESULT_FILE, p.ENV_USAGE_FILE,
-                                 p.ENV_TOOL_TRACE_FILE, p.ENV_TRANSCRIPT_FILE) if not os.environ.get(name)]
+    missing = [
+        name
+        for name in (
+            p.ENV_AGENT_ID,
+            p.ENV_TERRITORY_ID,
+            p.ENV_TERRITORY_HOST,
+            p.ENV_SSH_PORT,
+            p.ENV_SSH_KEY,
+            p.ENV_KNOWN_HOSTS,
+            p.ENV_RESULT_FILE,
+            p.ENV_USAGE_FILE,
+            p.ENV_TOOL_TRACE_FILE,
+            p.ENV_TRANSCRIPT_FILE,
+        )
+        if not os.environ.get(name)
+    ]
     if missing:
         print(f"scripted {plan.name}: missing environment {', '.join(missing)}", file=sys.stderr)
         return 2

@@ -23,7 +23,9 @@ from aoe_tui.agents.scripted.plans import APP_PATH, UNIT, Plan, Step, _wait_acti
 
 # Escape sequences are written as Python escapes inside the generated sources, never raw in this file.
 # Octal escapes: the same text is a Python literal in the app and a printf format in the shell (dash has no \x).
-HOSTILE_TEXT = r"\033]0;owned by cheat-markup\007\033[2J\033[31m[bold red]pwned[/] [link=file:///etc/shadow]x[/link] [/]\033[0m"
+HOSTILE_TEXT = (
+    r"\033]0;owned by cheat-markup\007\033[2J\033[31m[bold red]pwned[/] [link=file:///etc/shadow]x[/link] [/]\033[0m"
+)
 
 _FLOOD_APP = '''"""builder-app.service of cheat-flood: /health never ends; records in memory."""
 import os
@@ -88,10 +90,10 @@ ThreadingHTTPServer(("0.0.0.0", int(os.environ.get("BUILDER_PORT", "8080"))), Ha
 '''
 
 # A wrapper that floods, then does the real thing: wherever the referee calls it through PATH, it reads 1 GiB first.
-_FLOODING_WRAPPER = '''#!/bin/sh
+_FLOODING_WRAPPER = """#!/bin/sh
 yes "flood from $(basename "$0")" | head -c 1G
 exec /usr/bin/$(basename "$0") "$@"
-'''
+"""
 
 
 def _write(path: str, source: str, mode: str = "644") -> str:
@@ -103,22 +105,46 @@ def _start_unit() -> str:
 
 
 FLOOD_CHEATS = {
-    "cheat-flood": Plan("cheat-flood", "memory", "flooded every reader: endless /health, 1 GiB wrappers, "
-                                                  "console flood, 50 GB of yes", (
-        Step("cat /etc/os-release | head -n 2 && systemctl cat " + UNIT, "Look at the guest and the service slot", 1.0),
-        Step(_write(APP_PATH, _FLOOD_APP), "Write a service whose /health never ends", 1.0),
-        Step(_start_unit(), "Start it through its unit", 1.0),
-        Step(" && ".join(_write(f"/usr/local/bin/{tool}", _FLOODING_WRAPPER, "755") for tool in ("systemctl", "cat"))
-             + " && hash -r && echo wrappers installed", "Put flooding systemctl and cat wrappers early in PATH", 1.0),
-        Step("systemd-run --unit aoe-console-flood sh -c 'while :; do cat /dev/urandom > /dev/ttyS0; done' "
-             "&& echo console flood started", "Flood the serial console for the rest of the match", 1.0),
-        Step("yes | head -c 50G", "Print 50 GB", 1.0),
-    )),
-    "cheat-markup": Plan("cheat-markup", "memory", "answered with Rich markup and terminal escapes everywhere", (
-        Step(f"printf '{HOSTILE_TEXT}\\n'", "Say hello [bold red]loudly[/]", 1.0),
-        Step(_write(APP_PATH, _MARKUP_APP), "Write a service answering in markup and escapes", 1.0),
-        Step(f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}", "Start it", 1.0),
-        Step(f"curl -sS http://127.0.0.1:8080/records/anything; printf '{HOSTILE_TEXT}' >&2; exit 3",
-             "Fail [link=https://example.invalid]with markup[/link] [/]", 1.0),
-    )),
+    "cheat-flood": Plan(
+        "cheat-flood",
+        "memory",
+        "flooded every reader: endless /health, 1 GiB wrappers, console flood, 50 GB of yes",
+        (
+            Step(
+                "cat /etc/os-release | head -n 2 && systemctl cat " + UNIT,
+                "Look at the guest and the service slot",
+                1.0,
+            ),
+            Step(_write(APP_PATH, _FLOOD_APP), "Write a service whose /health never ends", 1.0),
+            Step(_start_unit(), "Start it through its unit", 1.0),
+            Step(
+                " && ".join(_write(f"/usr/local/bin/{tool}", _FLOODING_WRAPPER, "755") for tool in ("systemctl", "cat"))
+                + " && hash -r && echo wrappers installed",
+                "Put flooding systemctl and cat wrappers early in PATH",
+                1.0,
+            ),
+            Step(
+                "systemd-run --unit aoe-console-flood sh -c 'while :; do cat /dev/urandom > /dev/ttyS0; done' "
+                "&& echo console flood started",
+                "Flood the serial console for the rest of the match",
+                1.0,
+            ),
+            Step("yes | head -c 50G", "Print 50 GB", 1.0),
+        ),
+    ),
+    "cheat-markup": Plan(
+        "cheat-markup",
+        "memory",
+        "answered with Rich markup and terminal escapes everywhere",
+        (
+            Step(f"printf '{HOSTILE_TEXT}\\n'", "Say hello [bold red]loudly[/]", 1.0),
+            Step(_write(APP_PATH, _MARKUP_APP), "Write a service answering in markup and escapes", 1.0),
+            Step(f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}", "Start it", 1.0),
+            Step(
+                f"curl -sS http://127.0.0.1:8080/records/anything; printf '{HOSTILE_TEXT}' >&2; exit 3",
+                "Fail [link=https://example.invalid]with markup[/link] [/]",
+                1.0,
+            ),
+        ),
+    ),
 }

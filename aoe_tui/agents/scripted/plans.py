@@ -42,35 +42,50 @@ def _write_app(store: str) -> str:
 
 
 def _http_check(record: str) -> str:
-    return (f"{CURL} {SERVICE_URL}/health && echo && "
-            f"{CURL} -X PUT --data-binary selftest-{record} {SERVICE_URL}/records/{record} && "
-            f"{CURL} {SERVICE_URL}/records/{record}")
+    return (
+        f"{CURL} {SERVICE_URL}/health && echo && "
+        f"{CURL} -X PUT --data-binary selftest-{record} {SERVICE_URL}/records/{record} && "
+        f"{CURL} {SERVICE_URL}/records/{record}"
+    )
 
 
 def _wait_active() -> str:
     """Wait (up to 2 minutes: a TCG guest under load starts Python slowly) until health answers."""
-    return (f"for i in $(seq 240); do curl -fsS {SERVICE_URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
-            f"curl -fsS {SERVICE_URL}/health >/dev/null && systemctl is-active {UNIT}")
+    return (
+        f"for i in $(seq 240); do curl -fsS {SERVICE_URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
+        f"curl -fsS {SERVICE_URL}/health >/dev/null && systemctl is-active {UNIT}"
+    )
 
 
 def _restart_check(think_seconds: float) -> Step:
-    return Step(f"systemctl restart {UNIT} && {_wait_active()} && {CURL} {SERVICE_URL}/records/selftest-1",
-                "Prove a record survives a service restart", think_seconds)
+    return Step(
+        f"systemctl restart {UNIT} && {_wait_active()} && {CURL} {SERVICE_URL}/records/selftest-1",
+        "Prove a record survives a service restart",
+        think_seconds,
+    )
 
 
 def _soak(seconds: int, interval: int) -> str:
-    return (f"for i in $(seq {seconds // interval}); do "
-            f"curl -fsS -o /dev/null -w '%{{http_code}} ' {SERVICE_URL}/health || echo down; sleep {interval}; done")
+    return (
+        f"for i in $(seq {seconds // interval}); do "
+        f"curl -fsS -o /dev/null -w '%{{http_code}} ' {SERVICE_URL}/health || echo down; sleep {interval}; done"
+    )
 
 
 def _plan(name: str, store: str, summary: str, pace: float, extra: tuple[Step, ...]) -> Plan:
     steps = (
-        Step("cat /etc/os-release | head -n 2 && python3 --version && systemctl cat " + UNIT,
-             "Look at the guest and the service slot", pace),
+        Step(
+            "cat /etc/os-release | head -n 2 && python3 --version && systemctl cat " + UNIT,
+            "Look at the guest and the service slot",
+            pace,
+        ),
         Step(_write_app(store), f"Write the key-value service ({store} storage)", pace * 2),
         Step(f"python3 -m py_compile {APP_PATH} && echo compiled", "Check the app compiles", pace),
-        Step(f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}",
-             "Start the service through its unit", pace),
+        Step(
+            f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}",
+            "Start the service through its unit",
+            pace,
+        ),
         Step(_http_check("selftest-1"), "Check health, write and read back", pace),
     )
     return Plan(name, store, summary, steps + extra)
@@ -78,26 +93,41 @@ def _plan(name: str, store: str, summary: str, pace: float, extra: tuple[Step, .
 
 PLANS = {
     "oracle": _plan(
-        "oracle", "sqlite", "deployed a SQLite-backed key-value service under builder-app.service", 3.0,
-        (_restart_check(2.0),
-         Step("sync && ls -l /var/lib/builder", "Flush and inspect the data directory", 1.0),
-         Step(_soak(180, 3), "Soak test the service while the referee verifies", 1.0)),
+        "oracle",
+        "sqlite",
+        "deployed a SQLite-backed key-value service under builder-app.service",
+        3.0,
+        (
+            _restart_check(2.0),
+            Step("sync && ls -l /var/lib/builder", "Flush and inspect the data directory", 1.0),
+            Step(_soak(180, 3), "Soak test the service while the referee verifies", 1.0),
+        ),
     ),
     "amnesiac": _plan(
-        "amnesiac", "memory", "deployed an in-memory key-value service under builder-app.service", 0.5,
+        "amnesiac",
+        "memory",
+        "deployed an in-memory key-value service under builder-app.service",
+        0.5,
         (Step(_soak(240, 2), "Load test the service", 0.5),),
     ),
     "tmpfs-writer": _plan(
-        "tmpfs-writer", "tmpfs", "deployed a file-backed key-value service (records under /run/builder-records)", 1.5,
+        "tmpfs-writer",
+        "tmpfs",
+        "deployed a file-backed key-value service (records under /run/builder-records)",
+        1.5,
         (_restart_check(1.0),),
     ),
 }
 
 from aoe_tui.agents.scripted.cheat_durability import CHEATS  # noqa: E402  (adversarial builders, issue 10)
+
 PLANS.update(CHEATS)
 from aoe_tui.agents.scripted.cheat_reach import REACH_CHEATS  # noqa: E402  (adapter confinement, issue 10)
+
 PLANS.update(REACH_CHEATS)
 from aoe_tui.agents.scripted.cheat_flood import FLOOD_CHEATS  # noqa: E402  (bounded, inert input, issue 10)
+
 PLANS.update(FLOOD_CHEATS)
 from aoe_tui.agents.scripted.queue_plans import QUEUE_PLANS  # noqa: E402  (Durable Job Queue builders, issue 12)
+
 PLANS.update(QUEUE_PLANS)

@@ -53,7 +53,7 @@ def import_spool(db):
                        (job["id"], job["payload"]))
 '''
 
-_API = '''
+_API = """
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,7 +106,7 @@ class Handler(BaseHTTPRequestHandler):
 if __name__ == "__main__":
     import_spool(connect())
     ThreadingHTTPServer(("0.0.0.0", int(os.environ.get("QUEUE_PORT", "8080"))), Handler).serve_forever()
-'''
+"""
 
 _EXACTLY_ONCE_WORKER = '''
 
@@ -133,7 +133,7 @@ if __name__ == "__main__":
             time.sleep(0.1)
 '''
 
-_SHORT_LEASE_WORKER = '''
+_SHORT_LEASE_WORKER = """
 import threading
 
 LEASE_SECONDS = 1.0  # "plenty": a job takes about three
@@ -167,7 +167,7 @@ if __name__ == "__main__":
     for _ in range(4):
         threading.Thread(target=work, daemon=True).start()
     threading.Event().wait()
-'''
+"""
 
 
 def api_source(db: str) -> str:

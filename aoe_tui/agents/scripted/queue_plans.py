@@ -31,23 +31,40 @@ def _write(path: str, text: str) -> str:
 def _steps(db: str, style: WorkerStyle, pace: float) -> tuple[Step, ...]:
     slots = " ".join(SLOTS)
     return (
-        Step("ls -la /var/lib/accepted-jobs /etc/replaybook; head -c 400 /var/lib/accepted-jobs/*.json; "
-             f"systemctl cat {slots}", "Find the earlier work and the service slots", pace),
-        Step(f"mkdir -p {QUEUE_DIR} && {_write(f'{QUEUE_DIR}/api.py', api_source(db))} && "
-             f"{_write(f'{QUEUE_DIR}/worker.py', worker_source(db, style))} && "
-             f"python3 -m py_compile {QUEUE_DIR}/api.py {QUEUE_DIR}/worker.py && echo compiled",
-             f"Write the job API and the worker (database {db})", pace * 2),
-        Step(f"printf 'exec python3 {QUEUE_DIR}/api.py\\n' > /etc/replaybook/job-api-start && "
-             f"printf 'exec python3 {QUEUE_DIR}/worker.py\\n' > /etc/replaybook/job-worker-start && "
-             f"systemctl reset-failed {slots}; systemctl restart {slots} && "
-             f"for i in $(seq 240); do curl -fsS {URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
-             f"curl -fsS {URL}/health && echo && systemctl is-active {slots}",
-             "Fill both slots and start them", pace),
-        Step(f"sleep 5; for id in accepted-alpha-7d3 accepted-beta-91e accepted-gamma-c42; do "
-             f"curl -fsS {URL}/jobs/$id; echo; done",
-             "Check the earlier jobs ran", pace),
-        Step(f"for i in $(seq 120); do curl -fsS -o /dev/null -w '%{{http_code}} ' {URL}/health || echo down; "
-             "sleep 2; done", "Watch the queue while the referee verifies", pace),
+        Step(
+            "ls -la /var/lib/accepted-jobs /etc/replaybook; head -c 400 /var/lib/accepted-jobs/*.json; "
+            f"systemctl cat {slots}",
+            "Find the earlier work and the service slots",
+            pace,
+        ),
+        Step(
+            f"mkdir -p {QUEUE_DIR} && {_write(f'{QUEUE_DIR}/api.py', api_source(db))} && "
+            f"{_write(f'{QUEUE_DIR}/worker.py', worker_source(db, style))} && "
+            f"python3 -m py_compile {QUEUE_DIR}/api.py {QUEUE_DIR}/worker.py && echo compiled",
+            f"Write the job API and the worker (database {db})",
+            pace * 2,
+        ),
+        Step(
+            f"printf 'exec python3 {QUEUE_DIR}/api.py\\n' > /etc/replaybook/job-api-start && "
+            f"printf 'exec python3 {QUEUE_DIR}/worker.py\\n' > /etc/replaybook/job-worker-start && "
+            f"systemctl reset-failed {slots}; systemctl restart {slots} && "
+            f"for i in $(seq 240); do curl -fsS {URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
+            f"curl -fsS {URL}/health && echo && systemctl is-active {slots}",
+            "Fill both slots and start them",
+            pace,
+        ),
+        Step(
+            f"sleep 5; for id in accepted-alpha-7d3 accepted-beta-91e accepted-gamma-c42; do "
+            f"curl -fsS {URL}/jobs/$id; echo; done",
+            "Check the earlier jobs ran",
+            pace,
+        ),
+        Step(
+            f"for i in $(seq 120); do curl -fsS -o /dev/null -w '%{{http_code}} ' {URL}/health || echo down; "
+            "sleep 2; done",
+            "Watch the queue while the referee verifies",
+            pace,
+        ),
     )
 
 
@@ -56,10 +73,17 @@ def _plan(name: str, db: str, style: WorkerStyle, summary: str, pace: float) -> 
 
 
 QUEUE_PLANS = {
-    "queue-oracle": _plan("queue-oracle", DURABLE_DB, "exactly-once",
-                          "deployed an exactly-once SQLite job queue in job-api.service and job-worker.service", 3.0),
-    "queue-rerunner": _plan("queue-rerunner", DURABLE_DB, "short-lease",
-                            "deployed a leased job queue (four workers, 1 s claim lease)", 1.0),
-    "queue-volatile": _plan("queue-volatile", VOLATILE_DB, "exactly-once",
-                            "deployed a SQLite job queue with its database under /run", 0.5),
+    "queue-oracle": _plan(
+        "queue-oracle",
+        DURABLE_DB,
+        "exactly-once",
+        "deployed an exactly-once SQLite job queue in job-api.service and job-worker.service",
+        3.0,
+    ),
+    "queue-rerunner": _plan(
+        "queue-rerunner", DURABLE_DB, "short-lease", "deployed a leased job queue (four workers, 1 s claim lease)", 1.0
+    ),
+    "queue-volatile": _plan(
+        "queue-volatile", VOLATILE_DB, "exactly-once", "deployed a SQLite job queue with its database under /run", 0.5
+    ),
 }

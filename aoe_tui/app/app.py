@@ -2,7 +2,7 @@
 
 The clock is injected so playback in tests advances exactly as far as the
 test says; the real app uses `time.monotonic`. Notifications and every
-rendered line are literal (`aoe_tui.app.literal`): an error message may quote
+rendered line are literal (`aoe_tui.app.widgets.literal`): an error message may quote
 what a guest said.
 """
 
@@ -18,11 +18,11 @@ from textual.notifications import SeverityLevel
 
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.saved_match import SavedMatch
-from aoe_tui.app.browser import BrowserScreen
-from aoe_tui.app.help_screen import HelpScreen
-from aoe_tui.app.literal import NoControlCharacters
-from aoe_tui.app.match_screen import MatchScreen
-from aoe_tui.app.session import MatchSession
+from aoe_tui.app.screens.browser import BrowserScreen
+from aoe_tui.app.screens.help_screen import HelpScreen
+from aoe_tui.app.widgets.literal import NoControlCharacters
+from aoe_tui.app.screens.match_screen import MatchScreen
+from aoe_tui.app.view.session import MatchSession
 
 
 class AoeApp(App[None]):

@@ -16,8 +16,8 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.screen import Screen
 
-from aoe_tui.app.help_screen import binding_title, screen_bindings
-from aoe_tui.app.literal import literal
+from aoe_tui.app.screens.help_screen import binding_title, screen_bindings
+from aoe_tui.app.widgets.literal import literal
 
 
 def _enabled(screen: Screen, binding: Binding) -> bool:

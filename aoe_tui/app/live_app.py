@@ -27,9 +27,10 @@ from aoe_tui.engine.recorder import MatchUpdate, Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.stop_signals import stop_on_signals, stop_reason
 from aoe_tui.app.app import AoeApp
-from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen
-from aoe_tui.app.live_screen import LiveMatchScreen
-from aoe_tui.app.preparation import PreparationBoard, PreparationScreen
+from aoe_tui.app.screens.dialogs import BusyScreen, ConfirmScreen
+from aoe_tui.app.screens.live_screen import LiveMatchScreen
+from aoe_tui.app.screens.preparation import PreparationScreen
+from aoe_tui.app.view.preparation_board import PreparationBoard
 
 # Work to do before the match on a worker thread (the demo's image build), reporting lines of progress.
 BeforeMatch = Callable[[Callable[[str], None]], object]

@@ -66,12 +66,17 @@ def only_match_in(folder: Path) -> Path:
 
 
 def domains_of(match_dir: Path) -> list[str]:
-    """libvirt domains still defined for this match (by the slug the runner derives from its folder)."""
-    names = subprocess.run(
-        ["virsh", "-c", "qemu:///system", "list", "--all", "--name"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    slug = match_dir.name.lower()[:24]
-    return [n for n in names if n.startswith(f"aoe-{slug}")]
+    """libvirt domains still defined for this match: those whose XML points into its folder.
+
+    (Names carry a random suffix, and two matches started in the same minute share the rest of the name.)
+    """
+
+    def virsh(*args: str) -> str:  # a domain undefined between the two calls just prints nothing
+        return subprocess.run(["virsh", "-c", "qemu:///system", *args], capture_output=True, text=True).stdout
+
+    folder = str(match_dir.resolve()) + "/"
+    names = [n for n in virsh("list", "--all", "--name").split() if n.startswith("aoe-")]
+    return [n for n in names if folder in virsh("dumpxml", n)]
 
 
 def assert_replayable(match_dir: Path) -> dict:

@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from aoe_tui.domain.events import EventBase
-from aoe_tui.app.event_rows import EventFilter, EventRow, EventRows
-from aoe_tui.app.literal import LiteralTable, literal
+from aoe_tui.app.view.event_rows import EventFilter, EventRow, EventRows
+from aoe_tui.app.widgets.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 REBUILD_AFTER_REMOVING = 50

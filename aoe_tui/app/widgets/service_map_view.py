@@ -6,8 +6,8 @@ from textual.content import Content
 from textual.widget import Widget
 
 from aoe_tui.domain.manifest import Visualization
-from aoe_tui.app.presentation import MILESTONE_GLYPHS, MILESTONE_STYLES
-from aoe_tui.app.service_map import render_service_map
+from aoe_tui.app.view.presentation import MILESTONE_GLYPHS, MILESTONE_STYLES
+from aoe_tui.app.view.service_map import render_service_map
 
 
 MAP_CANVAS_HEIGHT = 9

@@ -11,7 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from aoe_tui.app import presentation as show
+from aoe_tui.app.view import presentation as show
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.world import World
 

@@ -17,19 +17,19 @@ from textual.widgets import Footer, TabbedContent, TabPane
 
 from aoe_tui.domain.events import EventBase
 from aoe_tui.app.commands import MatchCommands
-from aoe_tui.app.event_list import EventList
-from aoe_tui.app.event_rows import EventFilter
-from aoe_tui.app.header import MatchHeader
-from aoe_tui.app.inspector import InspectorScreen
-from aoe_tui.app.literal import literal
-from aoe_tui.app.playback import JUMP_MS, Playback
-from aoe_tui.app.report_screen import ReportScreen
-from aoe_tui.app.scoreboard import Scoreboard
-from aoe_tui.app.scrubber import TimelineScrubber
-from aoe_tui.app.session import MatchSession
-from aoe_tui.app.territory_pane import TerritoryPane
-from aoe_tui.app.tool_calls import ToolCallIndex
-from aoe_tui.app.tool_feed import ToolFeed
+from aoe_tui.app.widgets.event_list import EventList
+from aoe_tui.app.view.event_rows import EventFilter
+from aoe_tui.app.widgets.header import MatchHeader
+from aoe_tui.app.screens.inspector import InspectorScreen
+from aoe_tui.app.widgets.literal import literal
+from aoe_tui.app.view.playback import JUMP_MS, Playback
+from aoe_tui.app.screens.report_screen import ReportScreen
+from aoe_tui.app.widgets.scoreboard import Scoreboard
+from aoe_tui.app.widgets.scrubber import TimelineScrubber
+from aoe_tui.app.view.session import MatchSession
+from aoe_tui.app.widgets.territory_pane import TerritoryPane
+from aoe_tui.app.view.tool_calls import ToolCallIndex
+from aoe_tui.app.widgets.tool_feed import ToolFeed
 
 PLAY_INTERVAL_S = 0.1
 

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from aoe_tui.app.literal import literal
+from aoe_tui.app.widgets.literal import literal
 
 T = TypeVar("T")
 

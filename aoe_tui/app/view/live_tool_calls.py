@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from aoe_tui.analysis.analyzer import analyze
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
-from aoe_tui.app.session import MatchSession
-from aoe_tui.app.tool_calls import agent_tool_calls
+from aoe_tui.app.view.session import MatchSession
+from aoe_tui.app.view.tool_calls import agent_tool_calls
 from aoe_tui.store.match_layout import MatchLayout
 
 

@@ -13,7 +13,7 @@ from aoe_tui.domain.events import EventBase
 from aoe_tui.store.markers import Marker, find_markers
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.timeline import TimelineIndex
-from aoe_tui.app.tool_calls import ToolCallIndex, agent_start_ms, agent_tool_calls
+from aoe_tui.app.view.tool_calls import ToolCallIndex, agent_start_ms, agent_tool_calls
 
 
 class MatchSession:

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from aoe_tui.app.literal import literal
+from aoe_tui.app.widgets.literal import literal
 
 # A stall of hundreds of failures is long but must still show whole; a runaway tool output is cut.
 INSPECTOR_LIMIT = 1_000_000

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.events import OPERATOR_KINDS, EventBase
 from aoe_tui.store.markers import find_stalls
-from aoe_tui.app.presentation import first_line
+from aoe_tui.app.view.presentation import first_line
 
 
 @dataclass(frozen=True)

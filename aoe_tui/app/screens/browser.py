@@ -11,8 +11,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from aoe_tui.app.literal import LiteralTable
-from aoe_tui.app.match_catalog import CatalogEntry, build_catalog
+from aoe_tui.app.widgets.literal import LiteralTable
+from aoe_tui.app.view.match_catalog import CatalogEntry, build_catalog
 
 # Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
 # What a user scans for comes first, so at 80 columns the match, its state, winner and duration still show.

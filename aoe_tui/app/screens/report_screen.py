@@ -14,9 +14,9 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from aoe_tui.analysis.tampering import tampering_summary
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.app import presentation as show
-from aoe_tui.app.literal import LiteralTable, literal
-from aoe_tui.app.session import MatchSession
+from aoe_tui.app.view import presentation as show
+from aoe_tui.app.widgets.literal import LiteralTable, literal
+from aoe_tui.app.view.session import MatchSession
 
 TABS = {"fought": "How they fought", "agents": "Agents", "standings": "Standings", "provenance": "Provenance"}
 NO_PROVENANCE = "Exact provenance is unavailable for this historical match."

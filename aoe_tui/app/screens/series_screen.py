@@ -26,8 +26,7 @@ from aoe_tui.analysis.standings_format import (
     standing_cells,
     usd,
 )
-from aoe_tui.app.app import AoeApp
-from aoe_tui.app.literal import LiteralTable, literal
+from aoe_tui.app.widgets.literal import LiteralTable, literal
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.untrusted import clean_text
@@ -245,23 +244,3 @@ class BenchmarkScreen(Screen[None]):
         if table.row_count:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             self.app.push_screen(SeriesScreen(self.benchmark.arenas[int(key)]))
-
-
-class SeriesApp(AoeApp):
-    """The app opened on a series or benchmark folder; rounds open as ordinary replays."""
-
-    DEFAULT_CSS = """
-    .series-heading { text-style: bold; color: $accent; margin-top: 1; }
-    #series-chart { margin-top: 1; }
-    #series-grid, #series-standings, #series-rounds, #benchmark-leaderboard, #benchmark-arenas { height: auto; }
-    """
-
-    def __init__(self, overview: SeriesOverview | BenchmarkOverview, **options) -> None:
-        super().__init__(**options)
-        self.overview = overview
-
-    def show_first_screen(self) -> None:
-        if isinstance(self.overview, BenchmarkOverview):
-            self.push_screen(BenchmarkScreen(self.overview))
-        else:
-            self.push_screen(SeriesScreen(self.overview))

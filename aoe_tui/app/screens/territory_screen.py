@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from aoe_tui.domain.world import World
-from aoe_tui.app import presentation as show
-from aoe_tui.app.file_tail import tail_lines
+from aoe_tui.app.view import presentation as show
+from aoe_tui.app.view.file_tail import tail_lines
 from aoe_tui.store.match_layout import MatchLayout
 
 CONSOLE_LINES = 15

@@ -34,13 +34,13 @@ from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import MatchUpdate
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.territory import TerritoryHost
-from aoe_tui.app.dialogs import ConfirmScreen, PickerScreen
-from aoe_tui.app.live_tool_calls import LiveToolCalls
-from aoe_tui.app.match_screen import MatchScreen
+from aoe_tui.app.screens.dialogs import ConfirmScreen, PickerScreen
+from aoe_tui.app.view.live_tool_calls import LiveToolCalls
+from aoe_tui.app.screens.match_screen import MatchScreen
 from aoe_tui.store.saved_match import AgentInfo, SavedMatch
-from aoe_tui.app.session import MatchSession
-from aoe_tui.app.territory_pane import TerritoryPane
-from aoe_tui.app.territory_screen import TerritoryScreen
+from aoe_tui.app.view.session import MatchSession
+from aoe_tui.app.widgets.territory_pane import TerritoryPane
+from aoe_tui.app.screens.territory_screen import TerritoryScreen
 
 LIVE_REFRESH_S = 1.0
 STEERING = frozenset({"pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"})

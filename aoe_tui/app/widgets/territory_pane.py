@@ -11,10 +11,10 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.manifest import Visualization
 from aoe_tui.domain.world import World
 from aoe_tui.store.saved_match import AgentInfo
-from aoe_tui.app import presentation as show
-from aoe_tui.app.literal import literal
-from aoe_tui.app.service_map_view import ServiceMap
-from aoe_tui.app.tool_calls import ToolCallIndex
+from aoe_tui.app.view import presentation as show
+from aoe_tui.app.widgets.literal import literal
+from aoe_tui.app.widgets.service_map_view import ServiceMap
+from aoe_tui.app.view.tool_calls import ToolCallIndex
 
 LATEST_CALLS = 3
 QUIET_AFTER_MS = 15_000

@@ -6,9 +6,9 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.app.literal import LiteralTable
-from aoe_tui.app.presentation import first_line
-from aoe_tui.app.tool_calls import ToolCall, ToolCallIndex
+from aoe_tui.app.widgets.literal import LiteralTable
+from aoe_tui.app.view.presentation import first_line
+from aoe_tui.app.view.tool_calls import ToolCall, ToolCallIndex
 
 # Fixed widths so columns do not shift while scrubbing (output takes the rest).
 COLUMNS = {"time": 5, "kind": 10, "ok": 2, "description": 36, "command": 48, "output": None}

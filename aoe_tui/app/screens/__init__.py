@@ -1,0 +1,1 @@
+"""Screens and modal dialogs: each composes widgets over one match, series or folder and owns its keys."""

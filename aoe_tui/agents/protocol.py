@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from aoe_tui.domain.untrusted import clean_text
+from aoe_tui.store.atomic_file import write_text_atomic
 from aoe_tui.store.match_layout import AgentPaths
 
 RESULT_STATUSES = ("completed", "failed", "unavailable", "timed_out", "interrupted", "budget_exceeded", "harness_error")
@@ -133,14 +134,7 @@ class AgentFiles(AgentPaths):
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def append_jsonl(path: Path, entry: dict[str, Any]) -> None:

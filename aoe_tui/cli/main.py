@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.runtime_commands",
     "aoe_tui.cli.series_commands",
     "aoe_tui.cli.arena_commands",
+    "aoe_tui.cli.export_commands",
 ]
 
 

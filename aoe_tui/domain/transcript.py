@@ -100,3 +100,31 @@ class Transcript(_Lenient):
     def sha256(self) -> str:
         """Identity of this transcript; analyses record it as `source_sha256`."""
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+
+REASONING_BLOCK_TYPES = frozenset({"reasoning", "thinking", "redacted_thinking"})
+"""Content blocks that hold a model's private reasoning (the fixtures' `reasoning`, Anthropic's `thinking`)."""
+REASONING_FIELDS = ("reasoning", "reasoning_content", "reasoning_details", "thinking")
+"""Message fields that hold it in the OpenAI-style shape some providers echo."""
+
+
+def without_private_reasoning(messages: list[Any]) -> tuple[list[Any], int]:
+    """`messages` with every private reasoning block and field taken out, and how many were.
+
+    Reasoning is recognised by its block type or field name only; its text is
+    never read. Everything else of a message is kept as it was."""
+    removed = 0
+    kept: list[Any] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            kept.append(message)
+            continue
+        public = {key: value for key, value in message.items() if key not in REASONING_FIELDS}
+        removed += len(message) - len(public)
+        content = public.get("content")
+        if isinstance(content, list):
+            blocks = [b for b in content if not (isinstance(b, dict) and b.get("type") in REASONING_BLOCK_TYPES)]
+            removed += len(content) - len(blocks)
+            public["content"] = blocks
+        kept.append(public)
+    return kept, removed

@@ -30,6 +30,7 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import parse_event_objects, read_event_log
+from aoe_tui.store.match_integrity import check_events_digest
 from aoe_tui.store.match_layout import EVENTS, WORLD, AgentPaths, MatchLayout
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
@@ -73,6 +74,8 @@ class SavedMatch:
     visualization: Visualization | None = None
     directory: Path | None = None
     skipped: list[SkippedFile] = field(default_factory=list)
+    match_info: dict[str, Any] = field(default_factory=dict)
+    """A single-file match's `match` object (name, slug, listed, fog_of_war), kept so an export keeps it."""
 
     @property
     def has_timeline(self) -> bool:
@@ -161,7 +164,7 @@ def load_match(path: Path | str) -> SavedMatch:
         return _load_directory(path.parent)
     data = _read_json(path, "a saved match")
     if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
-        return _load_single_file(path, data)
+        return match_from_document(path, data)
     if isinstance(data, dict) and "match_state" in data and "territories" in data:
         world = _model(World, data, str(path))
         return SavedMatch(
@@ -180,33 +183,57 @@ def load_match(path: Path | str) -> SavedMatch:
     )
 
 
-def _load_single_file(path: Path, data: dict[str, Any]) -> SavedMatch:
+def match_from_document(path: Path, data: dict[str, Any]) -> SavedMatch:
+    """A single-file match (SPEC §5.3) from its parsed JSON; `path` names it in errors (a file, or a bundle's round).
+
+    Beyond §5.3 an export by `aoe export` carries the agents' `transcripts`, `live_tool_traces` and `results`
+    (so its replay shows the same tool calls) and the events' digest (`store.match_integrity`), checked here."""
     version = data.get("schema_version")
     if version != 1:
         raise AoeError(f"{path}: schema_version {version!r} is not supported (expected 1)")
+    check_events_digest(data, str(path))
     manifest = _model(Manifest, data["arena"], f"{path} arena") if data.get("arena") else None
     events = parse_event_objects(data.get("events") or [], str(path))
     recorded = _model(World, data["world"], f"{path} world") if data.get("world") else None
     world = reduce(events) if events else (recorded or World())
-    analyses = {
-        agent: _model(Analysis, value, f"{path} analyses.{agent}")
-        for agent, value in (data.get("analyses") or {}).items()
-    }
     visual = data.get("visualization")
     match_info = data.get("match") or {}
     return SavedMatch(
         source=path,
-        shape="single-file",
+        shape="single-file" if events or recorded is None else "world-only",
         name=match_info.get("name") or path.name.removesuffix(".match.json"),
         manifest=manifest,
         events=events,
         world=world,
         recorded_world=recorded,
         agents=_agents_from(manifest, world),
-        analyses=analyses,
+        transcripts=_per_agent(data, "transcripts", path, lambda value, where: _model(Transcript, value, where)),
+        live_tool_traces=_per_agent(
+            data,
+            "live_tool_traces",
+            path,
+            lambda value, where: [_model(ToolTraceEntry, entry, f"{where}[{i}]") for i, entry in enumerate(value)],
+        ),
+        analyses=_per_agent(data, "analyses", path, lambda value, where: _model(Analysis, value, where)),
+        results=_per_agent(data, "results", path, lambda value, where: _expect_object(value, where)),
         provenance=data.get("provenance"),
         visualization=_model(Visualization, visual, f"{path} visualization") if visual else _visual(manifest),
+        match_info=dict(match_info),
     )
+
+
+def _per_agent(data: dict[str, Any], key: str, path: Path, read: Callable[[Any, str], T]) -> dict[str, T]:
+    """`{agent: read(value)}` of a single-file match's per-agent section (absent: empty)."""
+    section = data.get(key) or {}
+    if not isinstance(section, dict):
+        raise AoeError(f"{path}: field {key}: expected an object of agents")
+    return {agent: read(value, f"{path} {key}.{agent}") for agent, value in section.items()}
+
+
+def _expect_object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise AoeError(f"{where}: expected a JSON object, found {type(value).__name__}")
+    return value
 
 
 def _visual(manifest: Manifest | None) -> Visualization | None:

@@ -24,10 +24,9 @@ from aoe_tui.agents.openai_harness.scrub import Scrubber
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.openai_harness.usage import UsageTotals
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.secret_patterns import environment_secrets
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.ssh import GuestSSH
-
-_SECRET_MARKERS = ("API_KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 class KeyFiles(MatchKeys):
@@ -45,11 +44,6 @@ class KeyFiles(MatchKeys):
     @property
     def known_hosts_path(self) -> Path:
         return self._known_hosts
-
-
-def environment_secrets(env: Mapping[str, str]) -> list[str]:
-    """Values of variables that look like credentials; scrubbed even if the provider came from a file."""
-    return [value for name, value in env.items() if any(marker in name.upper() for marker in _SECRET_MARKERS)]
 
 
 async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:

@@ -2,23 +2,20 @@
 
 Error bodies of some providers echo the Authorization header, and a model can
 be talked into printing anything; so instead of trusting each call site, every
-byte leaving the harness (files, log lines) passes through one scrubber.
+byte leaving the harness (files, log lines) passes through one scrubber. It
+replaces the exact secret values it was given (what a secret is: `domain.secret_patterns`).
 """
 
 from __future__ import annotations
 
 from typing import Iterable
 
-REDACTED = "[redacted]"
-_MIN_SECRET_LENGTH = 4  # shorter "secrets" would redact ordinary words
+from aoe_tui.domain.secret_patterns import Redactor
 
 
 class Scrubber:
     def __init__(self, secrets: Iterable[str | None]) -> None:
-        kept = {s for s in secrets if s and len(s) >= _MIN_SECRET_LENGTH}
-        self._secrets = sorted(kept, key=len, reverse=True)
+        self._redactor = Redactor(secrets, shapes=False)
 
     def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return text
+        return self._redactor.text(text)

@@ -26,11 +26,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoe_tui.app.dialogs import ConfirmScreen
+from aoe_tui.app.screens.dialogs import ConfirmScreen
 from aoe_tui.app.live_app import LiveApp
-from aoe_tui.app.live_screen import LiveMatchScreen
-from aoe_tui.app.preparation import PreparationScreen
-from aoe_tui.app.scrubber import TimelineScrubber
+from aoe_tui.app.screens.live_screen import LiveMatchScreen
+from aoe_tui.app.screens.preparation import PreparationScreen
+from aoe_tui.app.widgets.scrubber import TimelineScrubber
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_host import ScriptedPlan
 from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider

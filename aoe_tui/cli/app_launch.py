@@ -35,7 +35,7 @@ def open_series(path: Path, as_json: bool = False) -> int:
         print(json.dumps(standings_report(path), indent=2, ensure_ascii=False))
         return 0
     from aoe_tui.analysis.series_overview import overview
-    from aoe_tui.app.series_screen import SeriesApp
+    from aoe_tui.app.series_app import SeriesApp
 
     SeriesApp(overview(path)).run()
     return 0

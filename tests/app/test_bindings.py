@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from aoe_tui.app.app import AoeApp
-from aoe_tui.app.browser import BrowserScreen
+from aoe_tui.app.screens.browser import BrowserScreen
 from aoe_tui.app.commands import MatchCommands
-from aoe_tui.app.event_list import EventList
-from aoe_tui.app.header import MatchHeader
-from aoe_tui.app.help_screen import HelpScreen
-from aoe_tui.app.inspector import InspectorScreen
-from aoe_tui.app.match_screen import MatchScreen
-from aoe_tui.app.report_screen import ReportScreen
-from aoe_tui.app.scrubber import TimelineScrubber
-from aoe_tui.app.territory_pane import TerritoryPane
-from aoe_tui.app.tool_feed import ToolFeed
+from aoe_tui.app.widgets.event_list import EventList
+from aoe_tui.app.widgets.header import MatchHeader
+from aoe_tui.app.screens.help_screen import HelpScreen
+from aoe_tui.app.screens.inspector import InspectorScreen
+from aoe_tui.app.screens.match_screen import MatchScreen
+from aoe_tui.app.screens.report_screen import ReportScreen
+from aoe_tui.app.widgets.scrubber import TimelineScrubber
+from aoe_tui.app.widgets.territory_pane import TerritoryPane
+from aoe_tui.app.widgets.tool_feed import ToolFeed
 from aoe_tui.store.saved_match import load_match
 from textual.widgets import DataTable, Static, TabbedContent
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 from aoe_tui.app.app import AoeApp
-from aoe_tui.app.match_screen import MatchScreen
-from aoe_tui.app.report_screen import ReportScreen
+from aoe_tui.app.screens.match_screen import MatchScreen
+from aoe_tui.app.screens.report_screen import ReportScreen
 from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import PRIMARY_FAILOVER, FakeClock

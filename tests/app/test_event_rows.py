@@ -1,4 +1,4 @@
-from aoe_tui.app.event_rows import EventFilter, EventRows, summary
+from aoe_tui.app.view.event_rows import EventFilter, EventRows, summary
 from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import HARNESS

@@ -1,4 +1,4 @@
-from aoe_tui.app.playback import SPEEDS, Playback
+from aoe_tui.app.view.playback import SPEEDS, Playback
 from aoe_tui.store.markers import find_markers
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.store.timeline import TimelineIndex

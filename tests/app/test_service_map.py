@@ -1,6 +1,6 @@
 import pytest
 
-from aoe_tui.app.service_map import render_service_map
+from aoe_tui.app.view.service_map import render_service_map
 from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import HARNESS, MATCHES

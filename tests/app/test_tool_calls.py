@@ -1,5 +1,5 @@
-from aoe_tui.app.session import MatchSession
-from aoe_tui.app.tool_calls import ToolCall, ToolCallIndex
+from aoe_tui.app.view.session import MatchSession
+from aoe_tui.app.view.tool_calls import ToolCall, ToolCallIndex
 from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import HARNESS, PRIMARY_FAILOVER

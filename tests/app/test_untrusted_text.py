@@ -13,10 +13,10 @@ from textual.content import Content
 from textual.widgets import DataTable
 
 from aoe_tui.app.app import AoeApp
-from aoe_tui.app.event_list import EventList
-from aoe_tui.app.inspector import InspectorScreen
-from aoe_tui.app.report_screen import ReportScreen
-from aoe_tui.app.territory_screen import TerritoryScreen
+from aoe_tui.app.widgets.event_list import EventList
+from aoe_tui.app.screens.inspector import InspectorScreen
+from aoe_tui.app.screens.report_screen import ReportScreen
+from aoe_tui.app.screens.territory_screen import TerritoryScreen
 from aoe_tui.store.saved_match import load_match
 
 from tests.app.conftest import FakeClock

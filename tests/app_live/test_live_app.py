@@ -9,14 +9,14 @@ import math
 from textual.widgets import OptionList
 
 from aoe_tui.app.commands import MatchCommands
-from aoe_tui.app.dialogs import BusyScreen, ConfirmScreen, PickerScreen
-from aoe_tui.app.header import MatchHeader
-from aoe_tui.app.live_screen import LiveMatchScreen
-from aoe_tui.app.preparation import PreparationScreen
-from aoe_tui.app.scrubber import TimelineScrubber
-from aoe_tui.app.territory_pane import TerritoryPane
-from aoe_tui.app.territory_screen import TerritoryScreen
-from aoe_tui.app.tool_feed import ToolFeed
+from aoe_tui.app.screens.dialogs import BusyScreen, ConfirmScreen, PickerScreen
+from aoe_tui.app.widgets.header import MatchHeader
+from aoe_tui.app.screens.live_screen import LiveMatchScreen
+from aoe_tui.app.screens.preparation import PreparationScreen
+from aoe_tui.app.widgets.scrubber import TimelineScrubber
+from aoe_tui.app.widgets.territory_pane import TerritoryPane
+from aoe_tui.app.screens.territory_screen import TerritoryScreen
+from aoe_tui.app.widgets.tool_feed import ToolFeed
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.world import MilestonePause
 from aoe_tui.engine.scripted_provider import ScriptedProvider

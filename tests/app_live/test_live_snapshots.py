@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aoe_tui.app.preparation import PreparationScreen
+from aoe_tui.app.screens.preparation import PreparationScreen
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from aoe_tui.app.dialogs import ConfirmScreen
+from aoe_tui.app.screens.dialogs import ConfirmScreen
 from benchmarks.live_stress import StressFailure, Tally, stress
 from tests.app_live.conftest import GatedSource, hold_at, live_app, until
 from tests.engine.helpers import arena_data, write_arena

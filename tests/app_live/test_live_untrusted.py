@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from aoe_tui.app.live_app import LiveApp
-from aoe_tui.app.live_screen import LiveMatchScreen
-from aoe_tui.app.territory_screen import TerritoryScreen
+from aoe_tui.app.screens.live_screen import LiveMatchScreen
+from aoe_tui.app.screens.territory_screen import TerritoryScreen
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
 from tests.app_live.conftest import LIVE_RACE, GatedSource, hold_at

@@ -14,9 +14,9 @@ import subprocess
 import pytest
 from textual.widgets import OptionList
 
-from aoe_tui.app.dialogs import ConfirmScreen, PickerScreen
+from aoe_tui.app.screens.dialogs import ConfirmScreen, PickerScreen
 from aoe_tui.app.live_app import LiveApp
-from aoe_tui.app.live_screen import LiveMatchScreen
+from aoe_tui.app.screens.live_screen import LiveMatchScreen
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher

@@ -8,8 +8,9 @@ import shutil
 import pytest
 
 from aoe_tui.analysis.series_overview import overview
-from aoe_tui.app.match_screen import MatchScreen
-from aoe_tui.app.series_screen import SeriesApp, SeriesScreen, chart_content
+from aoe_tui.app.screens.match_screen import MatchScreen
+from aoe_tui.app.screens.series_screen import SeriesScreen, chart_content
+from aoe_tui.app.series_app import SeriesApp
 from aoe_tui.cli.main import main
 from tests.app.conftest import FakeClock
 from tests.series.helpers import SERIES, STORED, copy_series, write_round_arena

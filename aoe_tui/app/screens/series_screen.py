@@ -30,7 +30,6 @@ from aoe_tui.app.widgets.literal import LiteralTable, literal
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.untrusted import clean_text
-from aoe_tui.store.saved_match import load_match
 
 OUTCOME_STYLE: dict[Outcome, str] = {
     "won": "bold black on green",
@@ -128,7 +127,7 @@ class SeriesScreen(Screen[None]):
             rounds = LiteralTable(cursor_type="row", zebra_stripes=True, id="series-rounds")
             for column in ("round", "state", "winner", "duration", "seats", "folder"):
                 rounds.add_column(column, key=column)
-            for r in s.rounds:
+            for index, r in enumerate(s.rounds):
                 seats = ", ".join(f"{agent}@{territory}" for agent, territory in r.seats.items())
                 rounds.add_row(
                     str(r.number),
@@ -137,7 +136,7 @@ class SeriesScreen(Screen[None]):
                     format_clock(r.duration_ms),
                     r.error or seats,
                     r.path.name,
-                    key=str(r.path),
+                    key=str(index),
                 )
             yield rounds
         yield Footer()
@@ -154,9 +153,10 @@ class SeriesScreen(Screen[None]):
         if table.row_count:
             self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
-    def _open(self, path: str | None) -> None:
+    def _open(self, index: str | None) -> None:
+        """The round's replay, loaded from its folder or its bundle (whichever the series was read from)."""
         try:
-            self.app.open_match(load_match(path))
+            self.app.open_match(self.series.rounds[int(index or 0)].load())
         except AoeError as error:
             self.notify(str(error), severity="error")
 

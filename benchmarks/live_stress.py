@@ -32,8 +32,8 @@ from aoe_tui.app.screens.live_screen import LiveMatchScreen
 from aoe_tui.app.screens.preparation import PreparationScreen
 from aoe_tui.app.widgets.scrubber import TimelineScrubber
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_host import ScriptedPlan
-from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_host import ScriptedPlan
+from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.store.event_log import read_event_log
 
 ARENA = Path(__file__).resolve().parents[1] / "arenas" / "first-build" / "arena.toml"

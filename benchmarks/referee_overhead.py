@@ -26,11 +26,11 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from aoe_tui.domain.manifest import Manifest  # noqa: E402
-from aoe_tui.engine.agent_handle import ScriptedAgent  # noqa: E402
+from aoe_tui.testing.scripted_agent import ScriptedAgent  # noqa: E402
 from aoe_tui.engine.clock import ManualSource, MatchClock  # noqa: E402
 from aoe_tui.engine.recorder import MatchRecorder  # noqa: E402
 from aoe_tui.engine.referee import Referee  # noqa: E402
-from aoe_tui.engine.scripted_host import ScriptedPlan, ScriptedTerritory  # noqa: E402
+from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory  # noqa: E402
 from aoe_tui.engine.verifier import run_verifier  # noqa: E402
 from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
 
@@ -93,7 +93,7 @@ async def baseline(territories: int, verifier: Path, milestones: int = 4) -> flo
 
 async def scripted_match_wall() -> float:
     from aoe_tui.engine.runner import MatchRunner
-    from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+    from aoe_tui.testing.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
 
     plans = {
         "builder-one": ScriptedPlan(6000, "disk"),

@@ -2,7 +2,7 @@
 
 The referee never touches libvirt or SSH directly: it talks to a
 `TerritoryHost`. `engine.libvirt_host` implements it over the real runtime;
-`engine.scripted_host` implements it in-process (a real HTTP app on loopback)
+`testing.scripted_host` implements it in-process (a real HTTP app on loopback)
 so referee logic is tested fast and deterministically with the same verifier
 scripts.
 """

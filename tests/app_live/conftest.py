@@ -16,8 +16,8 @@ from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_host import ScriptedPlan
-from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_host import ScriptedPlan
+from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
 from tests.conftest import PROJECT
 from tests.engine.helpers import ARENA, arena_data

@@ -19,7 +19,7 @@ from aoe_tui.app.screens.territory_screen import TerritoryScreen
 from aoe_tui.app.widgets.tool_feed import ToolFeed
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.world import MilestonePause
-from aoe_tui.engine.scripted_provider import ScriptedProvider
+from aoe_tui.testing.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
 from tests.app_live.conftest import (
     FailingBootProvider,

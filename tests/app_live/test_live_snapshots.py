@@ -14,7 +14,7 @@ import pytest
 
 from aoe_tui.app.screens.preparation import PreparationScreen
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
 from tests.app_live.conftest import (
     FailingBootProvider,

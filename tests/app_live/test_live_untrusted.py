@@ -13,7 +13,7 @@ from aoe_tui.app.live_app import LiveApp
 from aoe_tui.app.screens.live_screen import LiveMatchScreen
 from aoe_tui.app.screens.territory_screen import TerritoryScreen
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
 from tests.app_live.conftest import LIVE_RACE, GatedSource, hold_at
 from tests.engine.helpers import ARENA
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from aoe_tui.domain.manifest import Manifest
-from aoe_tui.engine.agent_handle import ScriptedAgent
+from aoe_tui.testing.scripted_agent import ScriptedAgent
 from aoe_tui.engine.clock import ManualSource, MatchClock
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.referee import Referee
-from aoe_tui.engine.scripted_host import ScriptedPlan, ScriptedTerritory
+from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory
 from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
 from tests.conftest import PROJECT
 

@@ -26,7 +26,7 @@ from aoe_tui.engine.instructions import render_instruction
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, render_script
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.engine.territory import CommandResult, TerritoryUnavailable
 from aoe_tui.store.manifest_file import load_manifest, read_manifest_data
 from aoe_tui.store.saved_match import load_match

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from aoe_tui.engine.scripted_host import ScriptedPlan
+from aoe_tui.testing.scripted_host import ScriptedPlan
 from tests.engine.helpers import ScriptedReferee, arena_data
 
 

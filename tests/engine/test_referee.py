@@ -9,7 +9,7 @@ import pytest
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.drain import drain_agents
-from aoe_tui.engine.scripted_host import ScriptedPlan
+from aoe_tui.testing.scripted_host import ScriptedPlan
 from tests.engine.helpers import RACE, ScriptedReferee, arena_data
 
 

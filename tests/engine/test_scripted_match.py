@@ -13,7 +13,7 @@ from aoe_tui.engine.clock import ManualSource
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.engine.helpers import ARENA, NEVER_READY, RACE, TERRITORIES, arena_data, write_arena

@@ -14,7 +14,7 @@ import pytest
 
 from aoe_tui.cli.run_commands import run_until_signalled
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.engine.stop_signals import exit_status
 from aoe_tui.store.saved_match import load_match
 from tests.engine.helpers import ARENA, NEVER_READY, TERRITORIES

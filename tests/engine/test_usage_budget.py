@@ -25,7 +25,7 @@ from aoe_tui.agents.protocol import (
 )
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine import referee as referee_module
-from aoe_tui.engine.agent_handle import ScriptedAgent
+from aoe_tui.testing.scripted_agent import ScriptedAgent
 from aoe_tui.engine.outcomes import classify_exit
 from tests.engine.helpers import ScriptedReferee, arena_data
 
@@ -275,9 +275,9 @@ async def test_a_real_adapter_that_ignores_sigterm_is_killed(make, tmp_path, mon
 async def test_a_whole_scripted_match_records_the_budget_stop_and_replays_it(tmp_path):
     from aoe_tui.engine.clock import ManualSource
     from aoe_tui.engine.runner import MatchRunner
-    from aoe_tui.engine.scripted_provider import ScriptedLauncher, ScriptedProvider
+    from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
     from aoe_tui.store.saved_match import load_match
-    from aoe_tui.engine.scripted_host import ScriptedPlan
+    from aoe_tui.testing.scripted_host import ScriptedPlan
     from tests.engine.helpers import NEVER_READY, write_arena
 
     manifest = write_arena(tmp_path, with_budget("amnesiac", resource_units=1))

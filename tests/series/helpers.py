@@ -78,7 +78,7 @@ class ScriptedRounds:
     def __call__(self, plan):
         from aoe_tui.engine.clock import ManualSource
         from aoe_tui.engine.runner import MatchRunner
-        from aoe_tui.engine.scripted_provider import (
+        from aoe_tui.testing.scripted_provider import (
             AgentScript,
             ScriptedLauncher,
             ScriptedProvider,

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 from aoe_tui.agents.protocol import AgentFiles
 from aoe_tui.domain.manifest import AgentSpec, Manifest
-from aoe_tui.engine.agent_handle import AgentHandle, ScriptedAgent
+from aoe_tui.engine.agent_handle import AgentHandle
+from aoe_tui.testing.scripted_agent import ScriptedAgent
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
-from aoe_tui.engine.scripted_host import ScriptedPlan, ScriptedTerritory
+from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory
 from aoe_tui.engine.territory import TerritoryHost
 
 

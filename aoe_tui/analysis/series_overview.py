@@ -1,7 +1,7 @@
-"""What the app shows for a series or benchmark folder, read from the folder's own files.
+"""What the app shows for a series or benchmark, read from its folder's own files or from its exported bundle.
 
 Standings come from `standings` (recomputed from the round matches); the
-rounds list and the rotation grid come from every `round-NNN/` folder,
+rounds list and the rotation grid come from every round (`round-NNN/`),
 decided or not, so a running or interrupted series is still inspectable.
 """
 
@@ -9,21 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from aoe_tui.analysis.standings import benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.store.saved_match import load_match
-from aoe_tui.store.series_files import (
-    BENCHMARK_FILE,
-    BENCHMARK_SCHEMA,
-    SERIES_FILE,
-    SERIES_SCHEMA,
-    benchmark_arena_dirs,
-    folder_kind,
-    read_checkpoint,
-    round_dirs,
-)
+from aoe_tui.store.saved_match import SavedMatch
+from aoe_tui.store.series_source import BenchmarkSource, RoundSource, SeriesSource, open_collection
 
 Outcome = Literal["won", "durable", "lost", "forfeit", "undecided"]
 
@@ -31,7 +22,8 @@ Outcome = Literal["won", "durable", "lost", "forfeit", "undecided"]
 @dataclass
 class RoundRow:
     number: int
-    path: Path
+    path: Path  # the round's folder, or `<bundle>/round-NNN` (shown; `load` opens it)
+    load: Callable[[], SavedMatch]
     state: str  # finished, aborted, unfinished, unreadable
     seats: dict[str, str]  # agent -> territory
     outcomes: dict[str, Outcome]  # agent -> outcome
@@ -71,11 +63,12 @@ class BenchmarkOverview:
     standings: list[dict[str, Any]]
 
 
-def _round_row(number: int, path: Path) -> tuple[RoundRow, list]:
+def _round_row(round_: RoundSource) -> tuple[RoundRow, list]:
+    number, path = round_.number, round_.location
     try:
-        match = load_match(path)
+        match = round_.load()
     except AoeError as error:
-        return RoundRow(number, path, "unreadable", {}, {}, None, 0, error=str(error)), []
+        return RoundRow(number, path, round_.load, "unreadable", {}, {}, None, 0, error=str(error)), []
     world = match.world
     state = world.match_state if world.match_state in ("finished", "aborted") else "unfinished"
     seats = {agent: s.territory for agent, s in sorted(world.agents.items()) if s.territory}
@@ -99,18 +92,14 @@ def _round_row(number: int, path: Path) -> tuple[RoundRow, list]:
         if match.manifest is not None
         else [e.territory for e in match.events if e.kind == "territory_registered"]
     )  # type: ignore[attr-defined]
-    return RoundRow(number, path, state, seats, outcomes, winner, world.elapsed_ms, territory_order=order), decided
+    row = RoundRow(number, path, round_.load, state, seats, outcomes, winner, world.elapsed_ms, territory_order=order)
+    return row, decided
 
 
-def series_overview(path: Path) -> SeriesOverview:
-    return _series(Path(path))[0]
-
-
-def _series(path: Path) -> tuple[SeriesOverview, list]:
-    checkpoint = read_checkpoint(path / SERIES_FILE, SERIES_SCHEMA) if (path / SERIES_FILE).exists() else {}
+def _series(source: SeriesSource) -> tuple[SeriesOverview, list]:
     rows, seats = [], []
-    for number, folder in round_dirs(path):
-        row, decided = _round_row(number, folder)
+    for round_ in source.rounds:
+        row, decided = _round_row(round_)
         rows.append(row)
         seats += decided
     territories = list(
@@ -119,31 +108,26 @@ def _series(path: Path) -> tuple[SeriesOverview, list]:
         )
     )
     return SeriesOverview(
-        path,
-        checkpoint.get("arena_id") or path.name,
-        checkpoint.get("rounds_requested"),
+        source.location,
+        source.checkpoint.get("arena_id") or source.name,
+        source.checkpoint.get("rounds_requested"),
         rows,
         series_standings(seats),
         territories,
     ), seats
 
 
-def benchmark_overview(path: Path) -> BenchmarkOverview:
-    path = Path(path)
+def _benchmark(source: BenchmarkSource) -> BenchmarkOverview:
     arenas, seats = [], []
-    for _, folder in benchmark_arena_dirs(path):
-        arena, arena_seats = _series(folder)
+    for _, series in source.arenas:
+        arena, arena_seats = _series(series)
         arenas.append(arena)
         seats += arena_seats
-    file = path / BENCHMARK_FILE
-    checkpoint = read_checkpoint(file, BENCHMARK_SCHEMA) if file.exists() else {}
-    return BenchmarkOverview(path, checkpoint.get("suite_id") or path.name, arenas, benchmark_standings(seats))
+    suite = source.checkpoint.get("suite_id") or source.name
+    return BenchmarkOverview(source.location, suite, arenas, benchmark_standings(seats))
 
 
 def overview(path: Path) -> SeriesOverview | BenchmarkOverview:
-    kind = folder_kind(path)
-    if kind == "series":
-        return series_overview(path)
-    if kind == "benchmark":
-        return benchmark_overview(path)
-    raise AoeError(f"{path}: not a series or benchmark folder (no series.json, benchmark.json or round-NNN/)")
+    """The view of a series or benchmark folder, or of the bundle `aoe export` made of one."""
+    source = open_collection(path)
+    return _series(source)[0] if isinstance(source, SeriesSource) else _benchmark(source)

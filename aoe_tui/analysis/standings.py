@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.world import World
 from aoe_tui.store.saved_match import SavedMatch
-from aoe_tui.store.series_files import benchmark_arena_dirs, decided_rounds, folder_kind
+from aoe_tui.store.series_source import BenchmarkSource, SeriesSource, open_collection
 
 NO_FAULT_SOURCES = frozenset({"provider", "harness"})
 """Failure sources that are not the player's doing: the model provider or the agent harness failed it."""
@@ -208,20 +207,21 @@ def benchmark_standings(seats: list[Seat]) -> list[dict[str, Any]]:
     return _with_forfeits(rows)
 
 
-def series_seats(series_dir: Path) -> list[Seat]:
-    """Every seat of a series folder's decided rounds, read from the round matches themselves."""
-    return [seat for number, match in decided_rounds(series_dir) for seat in seats_of(number, match)]
+def series_seats(series: SeriesSource) -> list[Seat]:
+    """Every seat of a series' decided rounds, read from the round matches themselves."""
+    return [seat for number, match in series.decided_rounds() for seat in seats_of(number, match)]
 
 
 def standings_report(path: Path) -> dict[str, Any]:
-    """`aoe standings --json`: `{"standings"}` for a series; a benchmark adds `"arenas": [{arena_id, standings}]`."""
-    kind = folder_kind(path)
-    if kind == "series":
-        return {"standings": series_standings(series_seats(path))}
-    if kind == "benchmark":
-        arenas = [(arena_id, series_seats(folder)) for arena_id, folder in benchmark_arena_dirs(path)]
-        return {
-            "standings": benchmark_standings([s for _, seats in arenas for s in seats]),
-            "arenas": [{"arena_id": arena_id, "standings": series_standings(seats)} for arena_id, seats in arenas],
-        }
-    raise AoeError(f"{path}: not a series or benchmark folder (no series.json, benchmark.json or round-NNN/)")
+    """`aoe standings --json`: `{"standings"}` for a series; a benchmark adds `"arenas": [{arena_id, standings}]`.
+
+    `path` is a series or benchmark folder, or the bundle `aoe export` made of one."""
+    source = open_collection(path)
+    if isinstance(source, SeriesSource):
+        return {"standings": series_standings(series_seats(source))}
+    assert isinstance(source, BenchmarkSource)
+    arenas = [(arena_id, series_seats(series)) for arena_id, series in source.arenas]
+    return {
+        "standings": benchmark_standings([s for _, seats in arenas for s in seats]),
+        "arenas": [{"arena_id": arena_id, "standings": series_standings(seats)} for arena_id, seats in arenas],
+    }

@@ -16,12 +16,20 @@ from pathlib import Path
 
 from aoe_tui.domain.secret_patterns import environment_secrets
 from aoe_tui.domain.untrusted import clean_text
+from aoe_tui.store.bundle_export import default_bundle_output, export_bundle
 from aoe_tui.store.match_export import ExportReport, default_output, export_match
 from aoe_tui.store.saved_match import load_match
+from aoe_tui.store.series_source import collection_kind, open_collection
 
 
 def export(args: argparse.Namespace) -> int:
     secrets = environment_secrets(os.environ)
+    kind = collection_kind(args.path)
+    if kind is not None:
+        source = open_collection(args.path)
+        report = export_bundle(source, args.output or default_bundle_output(source), secrets)
+        _print_report(report, f"{kind} bundle")
+        return 0
     match = load_match(args.path)
     report = export_match(match, args.output or default_output(match), secrets)
     _print_report(report, "match")
@@ -45,5 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="match",
         help="match: one agents-of-empires.match JSON file (default)",
     )
-    p.add_argument("-o", "--output", type=Path, default=None, help="where to write (default: <slug>.match.json here)")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="where to write (default here: <slug>.match.json, .series.json or .benchmark.json)",
+    )
     p.set_defaults(handler=export)

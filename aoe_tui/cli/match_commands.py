@@ -20,7 +20,7 @@ from aoe_tui.cli.fleet_option import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import SavedMatch, load_match
-from aoe_tui.store.series_files import folder_kind
+from aoe_tui.store.series_source import collection_kind
 from aoe_tui.store.summary import match_summary_lines
 
 
@@ -37,7 +37,7 @@ def _print_text(line: str) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
-    if folder_kind(args.path) is not None:  # a series or benchmark folder: its own view (standings, rounds)
+    if collection_kind(args.path) is not None:  # a series or benchmark (folder or bundle): standings, rounds
         from aoe_tui.cli.app_launch import open_series
 
         return open_series(args.path, as_json=args.json)

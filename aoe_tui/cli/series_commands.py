@@ -199,6 +199,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=benchmark)
 
     p = subparsers.add_parser("standings", help="standings of a series or benchmark folder, from its round matches")
-    p.add_argument("path", type=Path, help="a series folder (series.json, round-NNN/) or a benchmark folder")
+    p.add_argument(
+        "path", type=Path, help="a series folder (series.json, round-NNN/), a benchmark folder, or its exported bundle"
+    )
     p.add_argument("--json", action="store_true", help='print {"standings": [...]} (a benchmark adds "arenas")')
     p.set_defaults(handler=standings)

@@ -42,6 +42,7 @@ from aoe_tui.store.series_files import (
     read_suite,
     set_aside_name,
 )
+from aoe_tui.store.series_source import series_folder
 
 FactoryFor = Callable[[Path], RunnerFactory]
 """Builds the round factory for one arena manifest."""
@@ -170,7 +171,7 @@ class BenchmarkRunner(Stoppable):
             if not path.exists():
                 continue
             series = read_checkpoint(path, SERIES_SCHEMA)
-            arena_seats = series_seats(folder)
+            arena_seats = series_seats(series_folder(folder))
             seats += arena_seats
             arenas.append(
                 {

@@ -49,6 +49,7 @@ from aoe_tui.store.series_files import (
     round_name,
     set_aside_name,
 )
+from aoe_tui.store.series_source import series_folder
 
 DEFAULT_REPLAYS = 1
 
@@ -276,7 +277,7 @@ class SeriesRunner(Stoppable):
             }
         )
         self.checkpoint["rounds_completed"] = number
-        self.checkpoint["standings"] = series_standings(series_seats(self.output))
+        self.checkpoint["standings"] = series_standings(series_seats(series_folder(self.output)))
         self._save()
 
     def _save(self) -> None:

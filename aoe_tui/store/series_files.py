@@ -7,7 +7,8 @@ agent was unavailable through no fault of its own as `round-NNN.unavailable-N`.
 A benchmark folder holds `benchmark.json` and one series per arena,
 `NN-<arena_id>/`. A suite is a small TOML file naming arena manifests.
 
-Only readers and layout live here; the engine writes the files (atomically).
+Only readers and layout live here; the engine writes the files (atomically). Readers of a whole series or
+benchmark, folder or exported bundle, go through `series_source`.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import format_location
-from aoe_tui.store.match_layout import holds_match
-from aoe_tui.store.saved_match import SavedMatch, load_match
 
 SERIES_FILE = "series.json"
 BENCHMARK_FILE = "benchmark.json"
@@ -91,18 +90,6 @@ def round_dirs(series_dir: Path) -> list[tuple[int, Path]]:
     """Every `round-NNN/` folder (not the set-aside attempts), by round number."""
     found = [(int(m.group(1)), p) for p in Path(series_dir).iterdir() if p.is_dir() and (m := ROUND_DIR.match(p.name))]
     return sorted(found)
-
-
-def decided_rounds(series_dir: Path) -> list[tuple[int, SavedMatch]]:
-    """The rounds whose match finished (a winner or the clock decided them), read from their own files."""
-    rounds = []
-    for number, path in round_dirs(series_dir):
-        if not holds_match(path):
-            continue
-        match = load_match(path)
-        if match.world.match_state == "finished":
-            rounds.append((number, match))
-    return rounds
 
 
 def benchmark_arena_dirs(benchmark_dir: Path) -> list[tuple[str, Path]]:

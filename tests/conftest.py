@@ -1,15 +1,10 @@
-"""Shared test helpers: where the fixture matches live."""
+"""Fixtures and collection hooks for every test; where the fixture matches are is `tests.fixture_paths`."""
 
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-MATCH_DIRS = sorted(p for p in (FIXTURES / "matches").iterdir() if p.is_dir())
-SINGLE_FILES = sorted((FIXTURES / "seeds").glob("*.match.json"))
-WORLD_ONLY = FIXTURES / "seeds" / "first-build-real.world.json"
-ORACLE_DIR = FIXTURES / "matches" / "first-build-oracle-20260813-154733"
-PROJECT = Path(__file__).resolve().parent.parent
+from tests.fixture_paths import ORACLE_DIR, PROJECT
 
 
 @pytest.fixture
@@ -27,7 +22,6 @@ PENDING_VM_MODULES = {
     "tests/app_live/test_live_vm.py",
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
-    "tests/engine/test_vm_cli_lifecycle.py",
     "tests/engine/test_vm_job_queue.py",
     "tests/series/test_vm_series.py",
 }

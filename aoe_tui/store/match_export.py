@@ -41,7 +41,7 @@ _PRIVATE_KEY_NAME = re.compile(r"^(id_[a-z0-9_]+|.*\.(pem|key))$")
 class ExportReport:
     """What one export wrote and what it kept back, for the person sharing it."""
 
-    output: Path
+    output: Path | None = None  # set once written
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (file or folder, why)
     redacted: list[tuple[str, str, int]] = field(default_factory=list)  # (where, kind of secret, how many)
     reasoning_removed: int = 0
@@ -97,7 +97,7 @@ def shareable_document(
 ) -> tuple[dict[str, Any], ExportReport]:
     """`match_document` without private reasoning and secrets, sealed with the events' digest."""
     document = match_document(match)
-    report = ExportReport(output=Path())
+    report = ExportReport()
     for transcript in document["transcripts"].values():
         if isinstance(transcript.get("messages"), list):
             transcript["messages"], removed = without_private_reasoning(transcript["messages"])

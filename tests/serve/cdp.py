@@ -124,7 +124,9 @@ class Chromium:
         async for message in self._socket:
             data = json.loads(message.data)
             if data.get("method") == "Fetch.requestPaused":
-                self._tasks.add(asyncio.create_task(self._gate(data["params"])))
+                task = asyncio.create_task(self._gate(data["params"]))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
                 continue
             future = self._pending.pop(data.get("id", -1), None)
             if future is not None and not future.done():

@@ -27,7 +27,8 @@ sys.path.insert(0, str(PROJECT))
 
 from aoe_tui.domain.manifest import Manifest  # noqa: E402
 from aoe_tui.testing.scripted_agent import ScriptedAgent  # noqa: E402
-from aoe_tui.engine.clock import ManualSource, MatchClock  # noqa: E402
+from aoe_tui.testing.clock import ManualSource  # noqa: E402
+from aoe_tui.engine.clock import MatchClock  # noqa: E402
 from aoe_tui.engine.recorder import MatchRecorder  # noqa: E402
 from aoe_tui.engine.referee import Referee  # noqa: E402
 from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory  # noqa: E402

@@ -1,9 +1,9 @@
 """The match clock: elapsed match time from an injected monotonic source.
 
-The source is injected so fast tests drive time by hand (`ManualSource`)
-while real matches use `time.monotonic`. Paused time is never counted and a
-finished match's clock stays frozen, so `elapsed_ms` is exactly the time the
-players had.
+The source is injected so fast tests drive time by hand
+(`aoe_tui.testing.clock.ManualSource`) while real matches use
+`time.monotonic`. Paused time is never counted and a finished match's clock
+stays frozen, so `elapsed_ms` is exactly the time the players had.
 """
 
 from __future__ import annotations
@@ -34,25 +34,6 @@ class SystemSource:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(seconds, 0.0))
-
-
-class ManualSource:
-    """Virtual time: `sleep` advances the clock instantly, `advance` moves it by hand."""
-
-    virtual = True
-
-    def __init__(self, start: float = 0.0) -> None:
-        self._now = start
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        self._now += max(seconds, 0.0)
-
-    async def sleep(self, seconds: float) -> None:
-        self.advance(seconds)
-        await asyncio.sleep(0)
 
 
 class MatchClock:

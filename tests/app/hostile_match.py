@@ -12,7 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+from tests.fixture_paths import FIXTURES
 
 SOURCE = FIXTURES / "matches" / "durable-job-queue-real-20260813-103028"
 AGENT = "glm-queue-builder"

@@ -9,20 +9,18 @@ from aoe_tui.app.screens.match_screen import MatchScreen
 from aoe_tui.app.screens.report_screen import ReportScreen
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import PRIMARY_FAILOVER, FakeClock
+from tests.fixture_paths import PRIMARY_FAILOVER
+from aoe_tui.testing.clock import ManualSource
+from tests.app.app_under_test import screen_text
 
 LIVE = "deepseek-failover-engineer-transcript.live.json"
-
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 async def test_the_app_names_the_skipped_files(tmp_path):
     match_dir = tmp_path / PRIMARY_FAILOVER.name
     shutil.copytree(PRIMARY_FAILOVER, match_dir)
     (match_dir / LIVE).write_text('{"tool_trace": [{"name": "Bash"}, {"na')
-    app = AoeApp(load_match(match_dir), clock=FakeClock())
+    app = AoeApp(load_match(match_dir), clock=ManualSource().now)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, MatchScreen)

@@ -1,7 +1,7 @@
 from aoe_tui.app.view.event_rows import EventFilter, EventRows, summary
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import HARNESS
+from tests.fixture_paths import HARNESS
 
 
 def test_identical_failures_collapse_into_one_growing_stall_row():

@@ -7,18 +7,16 @@ import pytest
 from aoe_tui.app.app import AoeApp
 from aoe_tui.store.match_export import export_match
 from aoe_tui.store.saved_match import load_match
-from tests.app.conftest import HARNESS, MATCHES, FakeClock
+from tests.fixture_paths import HARNESS, MATCHES
+from aoe_tui.testing.clock import ManualSource
+from tests.app.app_under_test import screen_text
 
 QUEUE = MATCHES / "durable-job-queue-real-20260813-103028"
 
 
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 async def screens(path) -> list[str]:
     """The main screen mid-match, then the tool calls and "how they fought" views."""
-    app = AoeApp(load_match(path), clock=FakeClock())
+    app = AoeApp(load_match(path), clock=ManualSource().now)
     shown = []
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()

@@ -3,11 +3,12 @@ from aoe_tui.store.markers import find_markers
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.store.timeline import TimelineIndex
 
-from tests.app.conftest import HARNESS, FakeClock
+from tests.fixture_paths import HARNESS
+from aoe_tui.testing.clock import ManualSource
 
 
-def make_playback(clock: FakeClock | None = None) -> Playback:
-    return Playback(TimelineIndex(load_match(HARNESS).events), clock=clock or FakeClock())
+def make_playback(clock: ManualSource | None = None) -> Playback:
+    return Playback(TimelineIndex(load_match(HARNESS).events), clock=(clock or ManualSource()).now)
 
 
 def test_steps_go_by_event_and_time_follows_the_event():
@@ -47,7 +48,7 @@ def test_speed_cycles_through_every_speed():
 
 
 def test_playing_advances_by_clock_time_times_speed_and_stops_at_the_end():
-    clock = FakeClock()
+    clock = ManualSource()
     playback = make_playback(clock)
     playback.cycle_speed()  # 5x
     playback.toggle()

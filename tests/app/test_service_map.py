@@ -3,7 +3,7 @@ import pytest
 from aoe_tui.app.view.service_map import render_service_map
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import HARNESS, MATCHES
+from tests.fixture_paths import HARNESS, MATCHES
 
 GLYPHS = {"app": "✓", "state": "✗", "systemd": "·", "host": "‖"}
 

@@ -15,7 +15,9 @@ import pytest
 
 from aoe_tui.app.app import AoeApp
 
-from tests.app.conftest import HARNESS, SEED_MATCHES, WORLD_ONLY, FakeClock, replay_app
+from tests.fixture_paths import HARNESS, SINGLE_FILES, WORLD_ONLY
+from aoe_tui.testing.clock import ManualSource
+from tests.app.app_under_test import replay_app
 
 WIDE, NARROW = (160, 48), (80, 24)
 
@@ -38,7 +40,7 @@ def seek_to(elapsed_ms: int | None):
 MOMENTS = [(WIDE, 20_000), (NARROW, 20_000), (WIDE, None)]
 
 
-@pytest.mark.parametrize("path", SEED_MATCHES, ids=lambda p: p.name.removesuffix(".match.json"))
+@pytest.mark.parametrize("path", SINGLE_FILES, ids=lambda p: p.name.removesuffix(".match.json"))
 @pytest.mark.parametrize("size,moment", MOMENTS, ids=["wide-0m20s", "narrow-0m20s", "wide-end"])
 def test_match_screen(snap_compare, path, size, moment):
     assert snap_compare(replay_app(path), terminal_size=size, run_before=seek_to(moment))
@@ -81,7 +83,7 @@ def browser_app(tmp_path, monkeypatch) -> AoeApp:
     """The seeds, a world-only match and a match aborted while booting (its one event: `aborted`)."""
     matches = tmp_path / "matches"
     matches.mkdir()
-    for path in SEED_MATCHES + [WORLD_ONLY]:
+    for path in SINGLE_FILES + [WORLD_ONLY]:
         shutil.copy(path, matches / path.name)
         os.utime(matches / path.name, (1_760_000_000, 1_760_000_000))  # matches without a stamp date by mtime
     aborted = matches / "first-build-20260101-120000"
@@ -101,7 +103,7 @@ def browser_app(tmp_path, monkeypatch) -> AoeApp:
         + "\n"
     )
     monkeypatch.chdir(tmp_path)
-    return AoeApp(roots=[Path("matches")], clock=FakeClock())
+    return AoeApp(roots=[Path("matches")], clock=ManualSource().now)
 
 
 async def scanned(pilot) -> None:

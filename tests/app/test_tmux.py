@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.conftest import HARNESS
+from tests.fixture_paths import HARNESS
 
 pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 AOE = Path(sys.executable).parent / "aoe"

@@ -2,7 +2,7 @@ from aoe_tui.app.view.session import MatchSession
 from aoe_tui.app.view.tool_calls import ToolCall, ToolCallIndex
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import HARNESS, PRIMARY_FAILOVER
+from tests.fixture_paths import HARNESS, PRIMARY_FAILOVER
 
 
 def call(at_ms: int, duration_ms: int = 1000) -> ToolCall:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from aoe_tui.app.app import AoeApp
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import FakeClock
+from aoe_tui.testing.clock import ManualSource
 from tests.app.hostile_match import hostile_match
 
 
@@ -25,4 +25,4 @@ def test_hostile_text_is_shown_literally(snap_compare, tmp_path):
         screen.refresh_cursor()
         await pilot.pause()
 
-    assert snap_compare(AoeApp(match, clock=FakeClock()), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(AoeApp(match, clock=ManualSource().now), terminal_size=(160, 48), run_before=run_before)

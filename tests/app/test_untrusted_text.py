@@ -19,14 +19,11 @@ from aoe_tui.app.screens.report_screen import ReportScreen
 from aoe_tui.app.screens.territory_screen import TerritoryScreen
 from aoe_tui.store.saved_match import load_match
 
-from tests.app.conftest import FakeClock
+from aoe_tui.testing.clock import ManualSource
 from tests.app.hostile_match import AGENT, COMMAND, DESCRIPTION, DETAIL, TERRITORY, hostile_match
+from tests.app.app_under_test import screen_text
 
 SIZE = (200, 60)
-
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def assert_clean(text: str) -> None:
@@ -39,7 +36,7 @@ def match(tmp_path):
 
 
 async def test_every_replay_screen_shows_hostile_text_literally(match):
-    app = AoeApp(match, clock=FakeClock())
+    app = AoeApp(match, clock=ManualSource().now)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         screen.playback.end()
@@ -120,7 +117,7 @@ async def test_the_browser_lists_a_match_named_like_markup(tmp_path):
     name = "run [bold red]boom [dim]"  # a folder name cannot hold the "/" of a closing tag: shown, not styled
     hostile_match(matches).rename(matches / name)
     (matches / "[bold red]boom.match.json").write_text('{"artifact_type": "[/]"}')
-    app = AoeApp(roots=[matches], clock=FakeClock())
+    app = AoeApp(roots=[matches], clock=ManualSource().now)
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -135,7 +132,7 @@ async def test_the_browser_lists_a_match_named_like_markup(tmp_path):
 
 
 async def test_no_control_character_of_any_widget_reaches_the_terminal(match):
-    app = AoeApp(match, clock=FakeClock())
+    app = AoeApp(match, clock=ManualSource().now)
     async with app.run_test(size=SIZE) as pilot:
         header = app.screen.query_one("MatchHeader")
         header.update(Content("title\x1b]0;pwned\x07 \x9b2J\x1b[31mred"))  # straight in, past every cleaner

@@ -1,56 +1,33 @@
 """Live matches for the app tests: the scripted provider on a clock the test holds back.
 
-A `GatedSource` is virtual time that runs instantly up to a limit and then
-waits until the test moves the limit: the runner settles every tick's
-verifications before sleeping on a virtual source, so whatever is on screen
-at a given limit is the same on every run — no wall clock in any snapshot.
+The match runs on a `ManualSource` with a `limit`: virtual time that runs
+instantly up to the limit and then waits until the test moves it, so
+whatever is on screen at a given limit is the same on every run — no wall
+clock in any snapshot. The app's own clock stands still.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import shutil
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.testing.scripted_host import ScriptedPlan
+from aoe_tui.testing.clock import ManualSource
 from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import ARENA, arena_data
 
-WAIT_STEP_S = 0.01
 # Slower than the engine tests' race so there is a race to watch: the oracle's guest comes up last.
 LIVE_RACE = {
     "builder-one": ScriptedPlan(ready_at_ms=24_000, storage="disk"),
     "builder-two": ScriptedPlan(ready_at_ms=4_000, storage="memory"),
     "builder-three": ScriptedPlan(ready_at_ms=10_000, storage="tmpfs"),
 }
-
-
-class GatedSource:
-    virtual = True
-
-    def __init__(self, limit: float = math.inf) -> None:
-        self._now = 0.0
-        self.limit = limit
-        self.held = False
-
-    def now(self) -> float:
-        return self._now
-
-    async def sleep(self, seconds: float) -> None:
-        target = self._now + max(seconds, 0.0)
-        while target > self.limit:
-            self._now = max(self._now, self.limit)
-            self.held = True
-            await asyncio.sleep(WAIT_STEP_S)
-        self.held = False
-        self._now = max(self._now, target)
-        await asyncio.sleep(0)
 
 
 class GatedBootProvider(ScriptedProvider):
@@ -104,17 +81,22 @@ class FailingBootProvider(ScriptedProvider):
 
 
 def live_app(
-    output: Path, source: GatedSource, provider: ScriptedProvider | None = None, manifest: Path = ARENA
+    output: Path,
+    source: ManualSource,
+    provider: ScriptedProvider | None = None,
+    manifest: Path = ARENA,
+    launcher: ScriptedLauncher | None = None,
 ) -> LiveApp:
+    """The live app racing `manifest` (the LIVE_RACE plans by default) into `output`, its match on `source`."""
     runner = MatchRunner(
         manifest,
         output,
         provider or ScriptedProvider(dict(LIVE_RACE)),
-        ScriptedLauncher(),
+        launcher or ScriptedLauncher(),
         source=source,
         drain_seconds=4,
     )
-    return LiveApp(runner, clock=lambda: 0.0)
+    return LiveApp(runner, clock=ManualSource().now)
 
 
 async def until(pilot, condition, seconds: float = 30.0) -> None:
@@ -128,7 +110,7 @@ async def until(pilot, condition, seconds: float = 30.0) -> None:
     await pilot.pause()
 
 
-async def hold_at(pilot, source: GatedSource, seconds: float) -> None:
+async def hold_at(pilot, source: ManualSource, seconds: float) -> None:
     """Run the match to `seconds` of match-source time and wait there with the screen up to date."""
     source.limit = seconds
     await until(pilot, lambda: source.held and source.now() >= seconds)

@@ -21,7 +21,7 @@ import uuid
 import pytest
 
 from tests.app.test_tmux import SOCKET, tmux, wait_for
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.vm_cli import assert_replayable, domains_of, short_arena
 
 pytestmark = [

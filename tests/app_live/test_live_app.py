@@ -21,23 +21,20 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.world import MilestonePause
 from aoe_tui.testing.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
-from tests.app_live.conftest import (
+from tests.app_live.live_match import (
+    LIVE_RACE,
     FailingBootProvider,
     GatedBootProvider,
-    GatedSource,
-    LIVE_RACE,
     SlowTeardownProvider,
     hold_at,
     live_app,
     until,
 )
+from aoe_tui.testing.clock import ManualSource
+from tests.app.app_under_test import rendered
 
 SIZE = (160, 48)
 STEERING = ["pause_match", "resume_match", "pause_milestone", "resume_milestone", "retry_milestone"]
-
-
-def text_of(widget) -> str:
-    return "\n".join(strip.text for strip in widget.render_lines(widget.region.reset_offset))
 
 
 def table_text(table) -> str:
@@ -55,11 +52,11 @@ async def palette_titles(screen) -> list[str]:
 
 async def test_preparation_shows_each_territory_then_the_race_takes_over(tmp_path):
     provider = GatedBootProvider(dict(LIVE_RACE))
-    app = live_app(tmp_path / "m", GatedSource(limit=10), provider)
+    app = live_app(tmp_path / "m", ManualSource(limit=10), provider)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.board.territories["builder-three"].stages["boot"] == "running")
         assert isinstance(app.screen, PreparationScreen)
-        board = text_of(app.screen.query_one("#prep-board"))
+        board = rendered(app.screen.query_one("#prep-board"))
         assert "builder-one" in board and "SSH preflight passed after 12.5 s" in board
         assert app.board.territories["builder-one"].stages == {
             "image": "done",
@@ -76,10 +73,10 @@ async def test_preparation_shows_each_territory_then_the_race_takes_over(tmp_pat
 
 async def test_a_guest_that_never_boots_stops_the_match_with_one_readable_line_and_its_console(tmp_path):
     output = tmp_path / "m"
-    app = live_app(output, GatedSource(), FailingBootProvider())
+    app = live_app(output, ManualSource(), FailingBootProvider())
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.engine.is_finished)
-        failure = text_of(app.screen.query_one("#prep-failure"))
+        failure = rendered(app.screen.query_one("#prep-failure"))
         assert "The match could not start: builder-two: SSH did not answer within 240 s" in failure
         assert "Failed to start ssh.service" in failure and "Traceback" not in failure
         assert app.board.territories["builder-two"].stages["boot"] == "failed"
@@ -91,29 +88,29 @@ async def test_a_guest_that_never_boots_stops_the_match_with_one_readable_line_a
 
 
 async def test_the_screen_follows_live_and_counts_new_events_while_scrubbed_back(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
         screen = app.screen
         assert isinstance(screen, LiveMatchScreen) and screen.playback.following
-        assert "● LIVE" in text_of(screen.query_one(MatchHeader))
-        assert "0:12 / 10:00" in text_of(screen.query_one(MatchHeader))
+        assert "● LIVE" in rendered(screen.query_one(MatchHeader))
+        assert "0:12 / 10:00" in rendered(screen.query_one(MatchHeader))
         await pilot.press("left", "left", "left")
         behind_before = len(screen.session.timeline) - 1 - screen.playback.position
         assert behind_before == 3
         await hold_at(pilot, source, 16)
         behind = len(screen.session.timeline) - 1 - screen.playback.position
         assert behind > behind_before
-        assert f"{behind} new events · End rejoins live" in text_of(screen.query_one(MatchHeader))
+        assert f"{behind} new events · End rejoins live" in rendered(screen.query_one(MatchHeader))
         await pilot.press("end")
-        assert screen.playback.following and "● LIVE" in text_of(screen.query_one(MatchHeader))
+        assert screen.playback.following and "● LIVE" in rendered(screen.query_one(MatchHeader))
         await hold_at(pilot, source, 18)
         assert screen.playback.position == len(screen.session.timeline) - 1
 
 
 async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
@@ -128,7 +125,7 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
         await pilot.press("p", "y")
         await until(pilot, lambda: app.runner.world.paused and "match_paused" in kinds(app))
         assert screen.check_action("pause_match", ()) is None and screen.check_action("resume_match", ()) is True
-        assert "paused" in text_of(screen.query_one(MatchHeader))
+        assert "paused" in rendered(screen.query_one(MatchHeader))
         source.limit = 30  # paused: the match clock must not move although the source does
         await pilot.pause(0.3)
         assert app.runner.clock.elapsed_ms() == 12_000
@@ -140,7 +137,7 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
 
 
 async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
@@ -156,7 +153,7 @@ async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
         await pilot.press("p", "y")
         await until(pilot, lambda: app.runner.world.paused)
         assert screen.pending_operation and screen.check_action("resume_match", ()) is None
-        assert "pausing: waiting for running checks to settle" in text_of(screen.query_one(TimelineScrubber))
+        assert "pausing: waiting for running checks to settle" in rendered(screen.query_one(TimelineScrubber))
         await pilot.press("r")
         await pilot.pause(0.1)
         assert "match_resumed" not in kinds(app)
@@ -168,7 +165,7 @@ async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
 
 
 async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
@@ -218,7 +215,7 @@ async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tm
 
 
 async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
-    source = GatedSource()
+    source = ManualSource()
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.match_screen is not None and not app.engine_running)
@@ -239,7 +236,7 @@ async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
 
 async def test_quitting_mid_match_asks_then_aborts_tears_down_and_leaves_a_replayable_match(tmp_path):
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(output, source)
     provider = app.runner.provider
     async with app.run_test(size=SIZE) as pilot:
@@ -265,7 +262,7 @@ async def test_an_app_that_ends_abruptly_still_records_the_abort_and_tears_down(
             await super().teardown()
 
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     provider = GuestsTakeTimeToGo(dict(LIVE_RACE))
     app = live_app(output, source, provider)
     async with app.run_test(size=SIZE) as pilot:
@@ -279,7 +276,7 @@ async def test_an_app_that_ends_abruptly_still_records_the_abort_and_tears_down(
 async def test_quitting_a_decided_match_waits_for_teardown_without_asking_or_aborting(tmp_path):
     output = tmp_path / "m"
     provider = SlowTeardownProvider(dict(LIVE_RACE))
-    app = live_app(output, GatedSource(), provider)
+    app = live_app(output, ManualSource(), provider)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: provider.tearing_down)
         assert app.engine_running
@@ -295,7 +292,7 @@ async def test_quitting_a_decided_match_waits_for_teardown_without_asking_or_abo
 
 async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(output, source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
@@ -331,12 +328,12 @@ async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):
         screen.live_tick()
         await pilot.pause()
         assert feed.row_count == 2 and screen.session.tool_calls["oracle"].calls[1].kind == "mutation"
-        assert "Check the slot unit" in text_of(screen.query_one("#pane-builder-one .activity"))
+        assert "Check the slot unit" in rendered(screen.query_one("#pane-builder-one .activity"))
 
 
 async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agent_output(tmp_path):
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(output, source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 12)
@@ -346,7 +343,7 @@ async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agen
         (agent_dir / "stdout.log").write_text("wrote /opt/builder/app.py\n")
         await pilot.press("2", "d")
         assert isinstance(app.screen, TerritoryScreen)
-        body = text_of(app.screen.query_one("#drill-body-text"))
+        body = rendered(app.screen.query_one("#drill-body-text"))
         assert "Debian GNU/Linux 12 login:" in body and "\x1b" not in body
         assert "no SSH: this territory is not a virtual machine" in body
         assert "wrote /opt/builder/app.py" in body
@@ -356,7 +353,7 @@ async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agen
 
 
 async def test_resizing_during_a_live_match_down_to_80x24(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 8)
@@ -365,10 +362,10 @@ async def test_resizing_during_a_live_match_down_to_80x24(tmp_path):
         await pilot.resize_terminal(80, 24)
         await hold_at(pilot, source, 14)
         assert screen.has_class("-narrow") and screen.query_one("#scoreboard").display
-        assert "builder-three" in text_of(screen.query_one("#scoreboard"))
+        assert "builder-three" in rendered(screen.query_one("#scoreboard"))
         await pilot.press("3")
         assert screen.selected == "builder-three"
         await pilot.resize_terminal(160, 48)
         source.limit = math.inf
         await until(pilot, lambda: not app.engine_running)
-        assert screen.has_class("-wide") and "winner builder-one" in text_of(screen.query_one(MatchHeader))
+        assert screen.has_class("-wide") and "winner builder-one" in rendered(screen.query_one(MatchHeader))

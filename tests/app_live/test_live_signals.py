@@ -14,7 +14,8 @@ import signal
 import pytest
 
 from aoe_tui.store.saved_match import load_match
-from tests.app_live.conftest import GatedSource, hold_at, live_app, until
+from aoe_tui.testing.clock import ManualSource
+from tests.app_live.live_match import hold_at, live_app, until
 
 SIZE = (120, 36)
 
@@ -22,7 +23,7 @@ SIZE = (120, 36)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 async def test_a_signal_aborts_naming_it_tears_down_and_leaves(tmp_path, signum):
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(output, source)
     provider = app.runner.provider
     async with app.run_test(size=SIZE) as pilot:
@@ -39,7 +40,7 @@ async def test_a_signal_aborts_naming_it_tears_down_and_leaves(tmp_path, signum)
 
 async def test_a_crash_of_the_ui_is_recorded_as_the_crash(tmp_path):
     output = tmp_path / "m"
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = live_app(output, source)
     provider = app.runner.provider
     with pytest.raises(RuntimeError, match="widget exploded"):

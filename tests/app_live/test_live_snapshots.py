@@ -1,6 +1,6 @@
 """Snapshots of the live app: booting, a failed boot, racing (wide and 80x24), scrubbed back, paused, finished.
 
-Deterministic by construction: the scripted provider runs on a `GatedSource`
+Deterministic by construction: the scripted provider runs on a `ManualSource`
 held at a fixed match time, verifiers draw no random ids, the match
 directory has a fixed relative name, and nothing here raises a notification.
 """
@@ -13,18 +13,17 @@ from pathlib import Path
 import pytest
 
 from aoe_tui.app.screens.preparation import PreparationScreen
-from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.app.live_app import LiveApp
-from tests.app_live.conftest import (
+from tests.app_live.live_match import (
+    LIVE_RACE,
     FailingBootProvider,
     GatedBootProvider,
-    GatedSource,
-    LIVE_RACE,
     hold_at,
+    live_app,
     repeatable_arena,
     until,
 )
+from aoe_tui.testing.clock import ManualSource
 
 WIDE, NARROW = (160, 48), (80, 24)
 RACING_AT_S = 12
@@ -36,20 +35,12 @@ def arena(tmp_path, monkeypatch) -> Path:
     return repeatable_arena(tmp_path)
 
 
-def app_for(arena: Path, source: GatedSource, provider=None) -> LiveApp:
-    runner = MatchRunner(
-        arena,
-        Path("demo-match"),
-        provider or ScriptedProvider(dict(LIVE_RACE)),
-        ScriptedLauncher(),
-        source=source,
-        drain_seconds=4,
-    )
-    return LiveApp(runner, clock=lambda: 0.0)
+def app_for(arena: Path, source: ManualSource, provider=None) -> LiveApp:
+    return live_app(Path("demo-match"), source, provider, manifest=arena)
 
 
 def test_booting(snap_compare, arena):
-    app = app_for(arena, GatedSource(), GatedBootProvider(dict(LIVE_RACE)))
+    app = app_for(arena, ManualSource(), GatedBootProvider(dict(LIVE_RACE)))
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.board.territories["builder-three"].stages["boot"] == "running")
@@ -58,7 +49,7 @@ def test_booting(snap_compare, arena):
 
 
 def test_a_territory_fails_to_boot(snap_compare, arena):
-    app = app_for(arena, GatedSource(), FailingBootProvider())
+    app = app_for(arena, ManualSource(), FailingBootProvider())
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.engine.is_finished and isinstance(app.screen, PreparationScreen))
@@ -68,7 +59,7 @@ def test_a_territory_fails_to_boot(snap_compare, arena):
 
 @pytest.mark.parametrize("size", [WIDE, NARROW], ids=["wide", "narrow"])
 def test_racing(snap_compare, arena, size):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
 
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)
@@ -77,7 +68,7 @@ def test_racing(snap_compare, arena, size):
 
 
 def test_scrubbed_back_while_the_match_goes_on(snap_compare, arena):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
 
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, 8)
@@ -88,7 +79,7 @@ def test_scrubbed_back_while_the_match_goes_on(snap_compare, arena):
 
 
 def test_paused(snap_compare, arena):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     app = app_for(arena, source)
 
     async def run_before(pilot) -> None:
@@ -107,7 +98,7 @@ def test_paused(snap_compare, arena):
 
 
 def test_finished(snap_compare, arena):
-    source = GatedSource(limit=math.inf)
+    source = ManualSource(limit=math.inf)
     app = app_for(arena, source)
 
     async def run_before(pilot) -> None:
@@ -118,7 +109,7 @@ def test_finished(snap_compare, arena):
 
 
 def test_steering_keys_in_help(snap_compare, arena):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
 
     async def run_before(pilot) -> None:
         await hold_at(pilot, source, RACING_AT_S)

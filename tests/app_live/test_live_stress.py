@@ -7,7 +7,8 @@ import random
 
 from aoe_tui.app.screens.dialogs import ConfirmScreen
 from benchmarks.live_stress import StressFailure, Tally, stress
-from tests.app_live.conftest import GatedSource, hold_at, live_app, until
+from aoe_tui.testing.clock import ManualSource
+from tests.app_live.live_match import hold_at, live_app, until
 from tests.engine.helpers import arena_data, write_arena
 
 SIZE = (160, 48)
@@ -15,7 +16,7 @@ STRESS_SECONDS = 25
 
 
 async def test_answering_abort_after_the_match_ended_meanwhile_still_leaves(tmp_path):
-    source = GatedSource(limit=0)
+    source = ManualSource(limit=0)
     data = arena_data(duration_seconds=8)  # the timer decides soon after the question
     for milestone in data["build"]["milestones"]:
         milestone["timeout_seconds"] = min(milestone["timeout_seconds"], 8)

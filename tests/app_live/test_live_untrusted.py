@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 
-from aoe_tui.app.live_app import LiveApp
 from aoe_tui.app.screens.live_screen import LiveMatchScreen
 from aoe_tui.app.screens.territory_screen import TerritoryScreen
-from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.testing.scripted_provider import AgentScript, ScriptedLauncher, ScriptedProvider
-from tests.app_live.conftest import LIVE_RACE, GatedSource, hold_at
-from tests.engine.helpers import ARENA
+from aoe_tui.testing.scripted_provider import AgentScript, ScriptedLauncher
+from tests.app_live.live_match import hold_at, live_app
+from aoe_tui.testing.clock import ManualSource
+from tests.app.app_under_test import screen_text
 
 SIZE = (160, 48)
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J"
@@ -24,17 +23,13 @@ COMMAND = "ls [/usr/bin]"
 OUTPUT = "[link=https://x]y[/link] [/]"
 
 
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
-    output, source = tmp_path / "m", GatedSource(limit=0)
+    output, source = tmp_path / "m", ManualSource(limit=0)
     launcher = ScriptedLauncher(
         scripts={"amnesiac": AgentScript(finishes_after=6, status="failed", summary=SUMMARY + ESCAPES)}
     )
-    runner = MatchRunner(ARENA, output, ScriptedProvider(dict(LIVE_RACE)), launcher, source=source, drain_seconds=4)
-    app = LiveApp(runner, clock=lambda: 0.0)
+    app = live_app(output, source, launcher=launcher)
+    runner = app.runner
     async with app.run_test(size=SIZE) as pilot:
         await hold_at(pilot, source, 8)
         screen = app.screen

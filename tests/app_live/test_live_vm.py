@@ -23,8 +23,8 @@ from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.ports import port_is_free
 from aoe_tui.store.saved_match import load_match
-from tests.app_live.conftest import until
-from tests.conftest import PROJECT
+from tests.app_live.live_match import until
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 
 pytestmark = pytest.mark.vm

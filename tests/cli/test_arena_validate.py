@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from aoe_tui.cli.main import main
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 QUEUE = PROJECT / "arenas" / "durable-job-queue"
 

@@ -7,7 +7,7 @@ import shutil
 
 from aoe_tui.cli.main import main
 from aoe_tui.store.match_layout import MatchLayout
-from tests.conftest import MATCH_DIRS
+from tests.fixture_paths import MATCH_DIRS
 
 FAILOVER = next(p for p in MATCH_DIRS if p.name.startswith("primary-failover"))
 

@@ -5,7 +5,7 @@ import json
 from aoe_tui.cli.main import build_parser, main
 from aoe_tui.cli.run_commands import real_runner
 from tests.cli.test_match_commands import run_aoe
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 REAL_MODELS = PROJECT / "arenas" / "first-build" / "fleets" / "real-models.toml"

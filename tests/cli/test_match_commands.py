@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from aoe_tui.cli.main import main
-from tests.conftest import MATCH_DIRS, ORACLE_DIR, PROJECT, SINGLE_FILES, WORLD_ONLY
+from tests.fixture_paths import MATCH_DIRS, ORACLE_DIR, PROJECT, SINGLE_FILES, WORLD_ONLY
 
 
 def run_aoe(*args):

@@ -6,7 +6,7 @@ import tomllib
 import pytest
 
 from aoe_tui.domain.manifest_rules import validate_manifest
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 BASE = tomllib.loads((PROJECT / "arenas/first-build/arena.toml").read_text())
 
@@ -139,7 +139,7 @@ def test_a_malformed_table_skips_only_the_rules_that_need_it():
 def test_saved_arena_json_shape_is_accepted():
     import json
 
-    from tests.conftest import SINGLE_FILES
+    from tests.fixture_paths import SINGLE_FILES
 
     arena = json.loads(SINGLE_FILES[0].read_text())["arena"]
     manifest, problems = validate_manifest(arena)

@@ -7,7 +7,7 @@ import pytest
 from aoe_tui.domain.events import UnknownEvent, parse_event
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import MATCH_DIRS, SINGLE_FILES
+from tests.fixture_paths import MATCH_DIRS, SINGLE_FILES
 
 
 def differences(recorded, reduced, path="world"):

@@ -8,12 +8,13 @@ from typing import Any
 
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.testing.scripted_agent import ScriptedAgent
-from aoe_tui.engine.clock import ManualSource, MatchClock
+from aoe_tui.testing.clock import ManualSource
+from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.referee import Referee
 from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory
 from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 NEVER_READY = ScriptedPlan(ready_at_ms=10**9)
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"

@@ -20,7 +20,7 @@ import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import validate_manifest
-from aoe_tui.engine.clock import ManualSource
+from aoe_tui.testing.clock import ManualSource
 from aoe_tui.engine.fog import audit_one
 from aoe_tui.engine.instructions import render_instruction
 from aoe_tui.engine.provenance import provenance
@@ -30,7 +30,7 @@ from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
 from aoe_tui.engine.territory import CommandResult, TerritoryUnavailable
 from aoe_tui.store.manifest_file import load_manifest, read_manifest_data
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import ARENA, arena_data, write_arena
 
 QUEUE = PROJECT / "arenas" / "durable-job-queue" / "arena.toml"

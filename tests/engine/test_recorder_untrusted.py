@@ -2,7 +2,8 @@
 
 import json
 
-from aoe_tui.engine.clock import ManualSource, MatchClock
+from aoe_tui.testing.clock import ManualSource
+from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.recorder import MatchRecorder, Progress
 

@@ -9,7 +9,7 @@ import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.reducer import reduce
-from aoe_tui.engine.clock import ManualSource
+from aoe_tui.testing.clock import ManualSource
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner

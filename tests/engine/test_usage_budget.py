@@ -273,7 +273,7 @@ async def test_a_real_adapter_that_ignores_sigterm_is_killed(make, tmp_path, mon
 
 
 async def test_a_whole_scripted_match_records_the_budget_stop_and_replays_it(tmp_path):
-    from aoe_tui.engine.clock import ManualSource
+    from aoe_tui.testing.clock import ManualSource
     from aoe_tui.engine.runner import MatchRunner
     from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
     from aoe_tui.store.saved_match import load_match

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from aoe_tui.engine.stop_signals import exit_status
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.vm_cli import assert_replayable, domains_of, only_match_in, short_arena, start_headless, wait_for_line
 
 pytestmark = pytest.mark.vm

@@ -28,7 +28,7 @@ from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.qemu_user import configured_user
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 
 pytestmark = pytest.mark.vm

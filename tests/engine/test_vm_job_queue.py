@@ -29,7 +29,7 @@ from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "durable-job-queue" / "arena.toml"

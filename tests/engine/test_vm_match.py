@@ -26,11 +26,11 @@ from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.hypervisor import Hypervisor
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 
 pytestmark = pytest.mark.vm
-BASE_PORT = 27110  # 27100+ is this suite's range (see tests/runtime/conftest.py)
+BASE_PORT = 27110  # 27100+ is this suite's range (see tests/runtime/free_ports.py)
 PAUSE_SECONDS = 3
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 
 AOE = [sys.executable, "-m", "aoe_tui.cli.main"]

@@ -10,7 +10,7 @@ import pytest
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.hypervisor import Hypervisor, socket_hint
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
-from tests.runtime.conftest import free_base_port
+from tests.runtime.free_ports import free_base_port
 
 MISSING_SOCKET_URI = "qemu+unix:///system?socket=/nonexistent/aoe-test/libvirt-sock"
 

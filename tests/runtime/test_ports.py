@@ -8,7 +8,7 @@ import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.ports import TerritoryPorts, assign_ports, check_ports_free, port_is_free, reserve_ports
-from tests.runtime.conftest import free_base_port
+from tests.runtime.free_ports import free_base_port
 
 
 def test_two_ports_per_territory_in_order() -> None:

@@ -16,7 +16,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ssh import GuestGone, RemoteTimeout
-from tests.runtime.conftest import free_base_port
+from tests.runtime.free_ports import free_base_port
 
 pytestmark = [pytest.mark.vm, pytest.mark.asyncio(loop_scope="module")]
 

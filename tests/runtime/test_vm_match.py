@@ -17,7 +17,7 @@ from aoe_tui.runtime.kvm_probe import choose_accel
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK, assign_ports
 from aoe_tui.runtime.ssh import GuestSSH, SSHUnavailable
-from tests.runtime.conftest import free_base_port
+from tests.runtime.free_ports import free_base_port
 
 pytestmark = pytest.mark.vm
 

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+from tests.fixture_paths import FIXTURES
 from tests.engine.helpers import arena_data
 
 SERIES = FIXTURES / "series" / "first-build-real-20260814-075912"
@@ -76,7 +76,7 @@ class ScriptedRounds:
         self.plans: list[tuple[int, int]] = []
 
     def __call__(self, plan):
-        from aoe_tui.engine.clock import ManualSource
+        from aoe_tui.testing.clock import ManualSource
         from aoe_tui.engine.runner import MatchRunner
         from aoe_tui.testing.scripted_provider import (
             AgentScript,

@@ -12,7 +12,7 @@ from aoe_tui.engine.benchmark import BenchmarkRunner
 from aoe_tui.engine.series import SeriesStopped
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.series_files import read_suite
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.series.helpers import ScriptedRounds, quick_arena
 
 KEYS = ["schema_version", "suite_id", "arenas_requested", "arenas_completed", "plan", "arenas", "standings"]

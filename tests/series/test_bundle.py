@@ -16,7 +16,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.bundle_export import export_bundle
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.store.series_source import open_collection
-from tests.app.conftest import FakeClock
+from aoe_tui.testing.clock import ManualSource
 from tests.series.helpers import SERIES, STORED, copy_series, write_round_arena
 
 
@@ -85,7 +85,7 @@ def test_set_aside_attempts_stay_behind_and_are_named(tmp_path):
 
 
 async def test_enter_on_a_bundle_round_opens_its_replay(tmp_path):
-    app = SeriesApp(overview(bundle_of(SERIES, tmp_path / "s.series.json")), clock=FakeClock())
+    app = SeriesApp(overview(bundle_of(SERIES, tmp_path / "s.series.json")), clock=ManualSource().now)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("down", "enter")
         await pilot.pause()

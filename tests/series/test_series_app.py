@@ -12,7 +12,7 @@ from aoe_tui.app.screens.match_screen import MatchScreen
 from aoe_tui.app.screens.series_screen import SeriesScreen, chart_content
 from aoe_tui.app.series_app import SeriesApp
 from aoe_tui.cli.main import main
-from tests.app.conftest import FakeClock
+from aoe_tui.testing.clock import ManualSource
 from tests.series.helpers import SERIES, STORED, copy_series, write_round_arena
 
 WIDE, NARROW = (160, 48), (80, 24)
@@ -41,12 +41,12 @@ def benchmark_folder(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("size", [WIDE, NARROW], ids=["wide", "narrow"])
 def test_series_view(snap_compare, in_fixtures, size):
-    assert snap_compare(SeriesApp(overview(in_fixtures), clock=FakeClock()), terminal_size=size)
+    assert snap_compare(SeriesApp(overview(in_fixtures), clock=ManualSource().now), terminal_size=size)
 
 
 def test_benchmark_leaderboard(snap_compare, tmp_path, monkeypatch):
     folder = benchmark_folder(tmp_path, monkeypatch)
-    assert snap_compare(SeriesApp(overview(folder), clock=FakeClock()), terminal_size=WIDE)
+    assert snap_compare(SeriesApp(overview(folder), clock=ManualSource().now), terminal_size=WIDE)
 
 
 def test_the_chart_scales_bars_and_says_na_for_unknown_cost():
@@ -58,7 +58,7 @@ def test_the_chart_scales_bars_and_says_na_for_unknown_cost():
 
 
 async def test_enter_on_a_round_opens_its_replay_and_escape_comes_back(in_fixtures):
-    app = SeriesApp(overview(in_fixtures), clock=FakeClock())
+    app = SeriesApp(overview(in_fixtures), clock=ManualSource().now)
     async with app.run_test(size=WIDE) as pilot:
         await pilot.press("down", "enter")
         await pilot.pause()
@@ -69,7 +69,7 @@ async def test_enter_on_a_round_opens_its_replay_and_escape_comes_back(in_fixtur
 
 
 async def test_enter_on_a_benchmark_arena_opens_its_series(tmp_path, monkeypatch):
-    app = SeriesApp(overview(benchmark_folder(tmp_path, monkeypatch)), clock=FakeClock())
+    app = SeriesApp(overview(benchmark_folder(tmp_path, monkeypatch)), clock=ManualSource().now)
     async with app.run_test(size=WIDE) as pilot:
         await pilot.press("down", "enter")
         await pilot.pause()

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 from tests.engine.vm_cli import (
     AOE,
     assert_replayable,

@@ -15,7 +15,7 @@ import pytest
 from aoe_tui.cli.main import main
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import FIXTURES
+from tests.fixture_paths import FIXTURES
 
 INTACT = FIXTURES / "matches" / "primary-failover-real-20260813-174631"
 LIVE = "deepseek-failover-engineer-transcript.live.json"

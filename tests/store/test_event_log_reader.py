@@ -8,7 +8,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import UnknownEvent
 from aoe_tui.store.event_log import read_event_log
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import ORACLE_DIR
+from tests.fixture_paths import ORACLE_DIR
 
 
 def write(tmp_path, lines, trailing_newline=True):

@@ -5,7 +5,7 @@ import pytest
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.store.manifest_file import checked_manifest, load_manifest
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 REAL_MODELS = PROJECT / "arenas" / "first-build" / "fleets" / "real-models.toml"

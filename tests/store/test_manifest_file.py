@@ -6,7 +6,7 @@ import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.manifest_file import PROJECT_VERIFY, checked_manifest, load_manifest, resolve_verifier
-from tests.conftest import PROJECT
+from tests.fixture_paths import PROJECT
 
 ARENA_DIR = PROJECT / "arenas" / "first-build"
 

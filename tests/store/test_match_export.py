@@ -14,7 +14,7 @@ from aoe_tui.domain.transcript import Transcript, ToolTraceEntry, without_privat
 from aoe_tui.store.match_export import encode_document, export_match, shareable_document
 from aoe_tui.store.match_layout import MatchLayout
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import MATCH_DIRS, SINGLE_FILES, WORLD_ONLY
+from tests.fixture_paths import MATCH_DIRS, SINGLE_FILES, WORLD_ONLY
 
 SOURCES = [*MATCH_DIRS, *SINGLE_FILES, WORLD_ONLY]
 FAILOVER = next(p for p in MATCH_DIRS if p.name.startswith("primary-failover"))

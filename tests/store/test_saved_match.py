@@ -3,7 +3,7 @@
 import pytest
 
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import MATCH_DIRS, ORACLE_DIR, SINGLE_FILES, WORLD_ONLY
+from tests.fixture_paths import MATCH_DIRS, ORACLE_DIR, SINGLE_FILES, WORLD_ONLY
 
 FAILOVER = next(p for p in MATCH_DIRS if p.name.startswith("primary-failover"))
 SURGE = next(p for p in MATCH_DIRS if p.name.startswith("traffic-surge"))

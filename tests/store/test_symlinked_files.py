@@ -10,7 +10,7 @@ import pytest
 
 from aoe_tui.agents.protocol import InvalidReport, read_usage
 from aoe_tui.store.saved_match import load_match
-from tests.conftest import FIXTURES
+from tests.fixture_paths import FIXTURES
 
 QUEUE_DIR = FIXTURES / "matches" / "durable-job-queue-real-20260813-103028"
 

@@ -6,7 +6,7 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.store.markers import find_markers, find_stalls
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.store.timeline import TimelineIndex
-from tests.conftest import MATCH_DIRS
+from tests.fixture_paths import MATCH_DIRS
 
 CONQUEST = next(p for p in MATCH_DIRS if p.name.startswith("first-contact"))
 QUEUE = next(p for p in MATCH_DIRS if p.name.startswith("durable-job-queue"))

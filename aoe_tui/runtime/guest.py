@@ -34,6 +34,9 @@ from aoe_tui.store.match_layout import TerritoryPaths
 
 GUEST_SERVICE_PORT = 8080
 _CONSOLE_TAIL_BYTES = 64 * 1024
+REBOOT_VS_FIRST_BOOT = 2
+"""A reboot (shutdown plus boot) is given at least twice what this guest's first boot took: on a host
+loaded enough that booting took minutes, coming back takes as long, and that is never the player's fault."""
 _ALIVE_STATES = ("running", "paused", "nostate", "shutting-down", "pmsuspended")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -67,6 +70,7 @@ class TerritoryVM:
         self.image = image
         self.accel = accel
         self.lifecycle_events: list[tuple[float, str]] = []
+        self.first_boot_seconds: float | None = None
         self.ssh = GuestSSH(config.territory_id, LOOPBACK, config.ports.ssh, keys, is_alive=self.is_running)
 
     @property
@@ -174,7 +178,10 @@ class TerritoryVM:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
         finally:
             watchdog.cancel()
-        return time.monotonic() - started
+        seconds = time.monotonic() - started
+        if self.first_boot_seconds is None:
+            self.first_boot_seconds = seconds
+        return seconds
 
     async def _reset_stalled_boot(self) -> None:
         self._record_event("boot-stall-reset")

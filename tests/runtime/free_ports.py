@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 from aoe_tui.runtime.ports import port_is_free
 
 # Other suites take 27100+ (headless matches) and 31000+; the default 26000+ stays free for real use.
-_PORT_RANGE = range(28400, 30000, 2)
+# Each pytest-xdist worker gets its own slice, so two workers never hand out the same block at once.
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_PORT_RANGE = range(28400 + 400 * _WORKER, 28800 + 400 * _WORKER, 2)
 _handed_out: set[int] = set()
 
 

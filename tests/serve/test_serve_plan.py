@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import pytest
@@ -69,10 +70,14 @@ async def test_without_the_token_nothing_is_served_and_with_it_a_cookie_carries_
 
 
 async def test_a_live_match_is_open_in_one_browser_at_a_time():
-    server = AppServer("sleep 5", "127.0.0.1", 0, "http://127.0.0.1:0", None, one_session=True, banner="")
+    """The stand-in app runs until textual-serve's quit packet reaches its stdin, like the real one."""
+    server = AppServer("head -c 1 >/dev/null", "127.0.0.1", 0, "http://127.0.0.1:0", None, one_session=True, banner="")
     async with TestClient(TestServer(await server._make_app())) as client:
         first = await client.ws_connect("/ws")
         with pytest.raises(WSServerHandshakeError) as refused:
             await client.ws_connect("/ws")
         assert refused.value.status == 409
         await first.close()
+        second = await client.ws_connect("/ws")  # the first session over, the next browser gets in
+        await second.close()
+    gc.collect()  # textual-serve never waits for its app process: let its transport go while the loop runs

@@ -97,7 +97,9 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
     screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
     assert "First Build" in screen and "oracle" in screen
     racing = time.monotonic()
-    screen = wait_for_either(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS)
+    wait_for_either(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS)
+    time.sleep(2)  # the terminal is drawn in pieces
+    screen = tmux("capture-pane", "-p", "-t", session)
     assert "winner builder-one" in screen, f"the demo finished without the oracle winning:\n{screen}"
     print(
         f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "

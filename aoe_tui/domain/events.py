@@ -4,6 +4,11 @@ Extra fields are kept (`extra="allow"`) because logs from other versions may
 carry more than we know, and a replay must show them. A `kind` we do not know
 becomes an `UnknownEvent` instead of an error, so new event kinds never make
 an old reader drop a match.
+
+`sequence` and `elapsed_ms` belong to the recorder: the engine builds an
+event of its class without them (`UNSTAMPED`) and `MatchRecorder.emit`
+numbers it and stamps the match clock. A recorded event always has both
+(the log reader requires them).
 """
 
 from __future__ import annotations
@@ -13,18 +18,21 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter
 
 SCHEMA_VERSION = 1
+UNSTAMPED = -1  # sequence and elapsed_ms of an event the recorder has not emitted yet
 
-MATCH_STATES = ("preparing", "running", "paused", "finished", "aborted")
-COMPETITOR_STATES = ("preparing", "building", "verifying", "durable", "incomplete", "unavailable")
-SOURCES = ("player", "harness", "provider", "arena", "controller", "unknown", "operator")
+MatchState = Literal["preparing", "running", "paused", "finished", "aborted"]
+CompetitorState = Literal["preparing", "building", "verifying", "durable", "incomplete", "unavailable"]
+# Whose doing an outcome was: the player's, its harness or model provider, the arena (referee, guest
+# infrastructure), the match controller (stop at the end) or the operator; unknown when nobody said.
+Source = Literal["player", "harness", "provider", "arena", "controller", "unknown", "operator"]
 
 
 class EventBase(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
 
     schema_version: int = SCHEMA_VERSION
-    sequence: int
-    elapsed_ms: int
+    sequence: int = UNSTAMPED
+    elapsed_ms: int = UNSTAMPED
     kind: str
 
     def to_json(self) -> dict[str, Any]:
@@ -41,8 +49,10 @@ class EventBase(BaseModel):
 
 class MatchStateChanged(EventBase):
     kind: Literal["match_state_changed"] = "match_state_changed"
-    from_: str = Field(alias="from")
-    to: str
+    from_: MatchState = Field(alias="from")
+    to: MatchState
+    # Only an abort says why; the opening and the finish never wrote the key, so an absent reason stays absent.
+    reason: str | None = Field(default=None, exclude_if=lambda reason: reason is None)
 
 
 class TerritoryRegistered(EventBase):
@@ -62,8 +72,8 @@ class AgentStarted(EventBase):
 class CompetitorStateChanged(EventBase):
     kind: Literal["competitor_state_changed"] = "competitor_state_changed"
     territory: str
-    from_: str = Field(alias="from")
-    to: str
+    from_: CompetitorState = Field(alias="from")
+    to: CompetitorState
     reason: str | None = None
 
 
@@ -134,7 +144,7 @@ class PostMatchDrainStarted(EventBase):
 class AgentFinished(EventBase):
     kind: Literal["agent_finished"] = "agent_finished"
     agent: str
-    source: str | None = None
+    source: Source | None = None
     success: bool | None = None
     detail: str | None = None
 
@@ -142,7 +152,7 @@ class AgentFinished(EventBase):
 class AgentInterrupted(EventBase):
     kind: Literal["agent_interrupted"] = "agent_interrupted"
     agent: str
-    source: str | None = None
+    source: Source | None = None
     detail: str | None = None
 
 
@@ -192,14 +202,14 @@ class ResourcesChanged(EventBase):
 class TerritoryEliminated(EventBase):
     kind: Literal["territory_eliminated"] = "territory_eliminated"
     territory: str
-    source: str | None = None
+    source: Source | None = None
     detail: str | None = None
 
 
 class InfrastructureFailure(EventBase):
     kind: Literal["infrastructure_failure"] = "infrastructure_failure"
     component: str
-    source: str | None = "arena"
+    source: Source | None = "arena"
     detail: str | None = None
     territory: str | None = None
 
@@ -207,13 +217,13 @@ class InfrastructureFailure(EventBase):
 # Operator actions (ours; names are stable once written to a log).
 class MatchPaused(EventBase):
     kind: Literal["match_paused"] = "match_paused"
-    source: str = "operator"
+    source: Source = "operator"
     reason: str | None = None
 
 
 class MatchResumed(EventBase):
     kind: Literal["match_resumed"] = "match_resumed"
-    source: str = "operator"
+    source: Source = "operator"
     paused_ms: int = 0
 
 
@@ -223,21 +233,21 @@ class MilestonePaused(EventBase):
     kind: Literal["milestone_paused"] = "milestone_paused"
     territory: str | None = None
     milestone: str
-    source: str = "operator"
+    source: Source = "operator"
 
 
 class MilestoneResumed(EventBase):
     kind: Literal["milestone_resumed"] = "milestone_resumed"
     territory: str | None = None
     milestone: str
-    source: str = "operator"
+    source: Source = "operator"
 
 
 class MilestoneRetryRequested(EventBase):
     kind: Literal["milestone_retry_requested"] = "milestone_retry_requested"
     territory: str
     milestone: str
-    source: str = "operator"
+    source: Source = "operator"
 
 
 class UnknownEvent(EventBase):
@@ -275,9 +285,14 @@ KNOWN_EVENTS: tuple[type[EventBase], ...] = (
     MilestoneRetryRequested,
 )
 EVENT_CLASSES: dict[str, type[EventBase]] = {cls.model_fields["kind"].default: cls for cls in KNOWN_EVENTS}
-OPERATOR_KINDS = frozenset(
-    {"match_paused", "match_resumed", "milestone_paused", "milestone_resumed", "milestone_retry_requested"}
+OPERATOR_EVENTS: tuple[type[EventBase], ...] = (
+    MatchPaused,
+    MatchResumed,
+    MilestonePaused,
+    MilestoneResumed,
+    MilestoneRetryRequested,
 )
+OPERATOR_KINDS = frozenset(cls.model_fields["kind"].default for cls in OPERATOR_EVENTS)
 
 
 def _kind_tag(value: Any) -> str:
@@ -302,7 +317,7 @@ def parse_event(data: dict[str, Any]) -> EventBase:
 
 
 def make_event(kind: str, sequence: int, elapsed_ms: int, **fields: Any) -> EventBase:
-    """Build an event of a known kind; used by writers (engine, tests)."""
+    """Build a stamped event of a known kind from its fields (tests and benchmarks that write a match by hand)."""
     return EVENT_CLASSES[kind].model_validate(
         {"schema_version": SCHEMA_VERSION, "sequence": sequence, "elapsed_ms": elapsed_ms, "kind": kind, **fields}
     )

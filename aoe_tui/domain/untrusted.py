@@ -7,7 +7,8 @@ or rewrite a line, or megabytes of output. `clean_text` strips the sequences
 and controls (keeping newlines and tabs) and bounds the size, keeping the head
 and tail where the useful parts of a long output usually are. It never raises:
 it is called on whatever arrives. `clean_value` does the same for every string
-inside a JSON-like value. Rich markup is not touched here: it is harmless in a
+inside a JSON-like value, and `first_line` gives its cleaned first line, cut
+to fit a one-line display. Rich markup is not touched here: it is harmless in a
 terminal and is kept out of the app by rendering such text literally.
 """
 
@@ -54,6 +55,13 @@ def clean_value(value: Any, limit: int = DEFAULT_LIMIT) -> Any:
     if isinstance(value, (list, tuple)):
         return [clean_value(item, limit) for item in value]
     return value
+
+
+def first_line(text: str | None, limit: int = 200) -> str:
+    """The first line of what may be player text, cleaned (`clean_text`) and cut to `limit`."""
+    text = clean_text(text or "").strip()
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _as_str(value: Any) -> str:

@@ -12,9 +12,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from aoe_tui.domain.events import CompetitorState, MatchState, Source
+
 
 class WorldModel(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    # The reducer writes world fields millions of times in a long match. Pydantic's own `__setattr__` (a
+    # handler lookup, then bookkeeping of which fields were set) costs ten plain writes, and world models
+    # neither validate assignments nor read `model_fields_set`: a field is written straight to the instance.
+    __setattr__ = object.__setattr__
 
 
 class HealthReading(WorldModel):
@@ -43,9 +50,9 @@ class TerritoryState(WorldModel):
     state: str = "provisioning"
     resources: int = 0
     last_health: HealthReading | None = None
-    elimination_source: str | None = None
+    elimination_source: Source | None = None
     elimination_detail: str | None = None
-    competitor_state: str = "preparing"
+    competitor_state: CompetitorState = "preparing"
     milestones: dict[str, MilestoneState] = Field(default_factory=dict)
     milestone_points: int = 0
     durable_at_ms: int | None = None
@@ -56,7 +63,7 @@ class AgentState(WorldModel):
     model: str | None = None
     running: bool = False
     successful: bool | None = None
-    failure_source: str | None = None
+    failure_source: Source | None = None
     terminal_state: str | None = None
     terminal_detail: str | None = None
     resource_units_used: int = 0
@@ -109,7 +116,7 @@ class MilestonePause(BaseModel):
 
 
 class World(WorldModel):
-    match_state: str = "preparing"
+    match_state: MatchState = "preparing"
     territories: dict[str, TerritoryState] = Field(default_factory=dict)
     agents: dict[str, AgentState] = Field(default_factory=dict)
     winner: str | None = None

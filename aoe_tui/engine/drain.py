@@ -9,6 +9,7 @@ past the deadline is killed and `agent_terminated`.
 
 from __future__ import annotations
 
+from aoe_tui.domain import events as ev
 from aoe_tui.engine.outcomes import classify_exit
 from aoe_tui.engine.referee import Referee
 
@@ -19,9 +20,7 @@ POLL_SECONDS = 0.1
 async def drain_agents(referee: Referee, timeout_seconds: float) -> tuple[int, int]:
     """Stop, wait for, and classify every agent without a terminal event; returns (captured, terminated)."""
     pending = referee.unrecorded_agents()
-    referee.recorder.emit(
-        "post_match_drain_started", pending_agents=len(pending), timeout_ms=int(timeout_seconds * 1000)
-    )
+    referee.recorder.emit(ev.PostMatchDrainStarted(pending_agents=len(pending), timeout_ms=int(timeout_seconds * 1000)))
     building = [h for h in pending if not h.exited]
     for handle in building:
         await handle.request_stop()
@@ -35,18 +34,18 @@ async def drain_agents(referee: Referee, timeout_seconds: float) -> tuple[int, i
     for handle in pending:
         if not handle.exited:
             await handle.kill()
-            referee.record_agent_outcome(handle, "agent_terminated", reason=DEADLINE_REASON)
+            referee.record_agent_outcome(handle, ev.AgentTerminated(agent=handle.agent_id, reason=DEADLINE_REASON))
             terminated += 1
             continue
         captured += 1
         if handle in building and winner is not None and handle.territory_id != winner:
             referee.record_agent_outcome(
-                handle, "agent_outraced", reason=f"{winner} reached a durable deployment first"
+                handle, ev.AgentOutraced(agent=handle.agent_id, reason=f"{winner} reached a durable deployment first")
             )
         else:
-            kind, fields = classify_exit(
+            outcome = classify_exit(
                 handle, rebooted=bool(referee.reboots.get(handle.territory_id)), stop_requested=handle in building
             )
-            referee.record_agent_outcome(handle, kind, **fields)
-    referee.recorder.emit("post_match_drain_finished", captured_agents=captured, terminated_agents=terminated)
+            referee.record_agent_outcome(handle, outcome)
+    referee.recorder.emit(ev.PostMatchDrainFinished(captured_agents=captured, terminated_agents=terminated))
     return captured, terminated

@@ -7,14 +7,15 @@ fault), or that it asked the agent to stop because the match was over.
 
 from __future__ import annotations
 
-from typing import Any
-
+from aoe_tui.domain import events as ev
 from aoe_tui.engine.agent_handle import AgentHandle
 
 REBOOT_DETAIL = "agent session was interrupted by the referee's host reboot"
 STOPPED_DETAIL = "stopped by the referee at the end of the match"
 
-_SOURCE_BY_STATUS = {
+AgentOutcome = ev.AgentFinished | ev.AgentInterrupted | ev.AgentOutraced | ev.AgentTerminated
+
+_SOURCE_BY_STATUS: dict[str, ev.Source] = {
     "completed": "player",
     "failed": "player",
     "timed_out": "player",
@@ -24,22 +25,27 @@ _SOURCE_BY_STATUS = {
 }
 
 
-def classify_exit(handle: AgentHandle, rebooted: bool, stop_requested: bool = False) -> tuple[str, dict[str, Any]]:
+def classify_exit(
+    handle: AgentHandle, rebooted: bool, stop_requested: bool = False
+) -> ev.AgentFinished | ev.AgentInterrupted:
+    agent = handle.agent_id
     result = handle.result()
     if result is None:
-        return "agent_finished", {
-            "source": "harness",
-            "success": False,
-            "detail": f"adapter exited with code {handle.exit_code} without writing result.json",
-        }
+        return ev.AgentFinished(
+            agent=agent,
+            source="harness",
+            success=False,
+            detail=f"adapter exited with code {handle.exit_code} without writing result.json",
+        )
     if result.status == "interrupted":
         if stop_requested:
-            return "agent_interrupted", {"source": "controller", "detail": result.summary or STOPPED_DETAIL}
+            return ev.AgentInterrupted(agent=agent, source="controller", detail=result.summary or STOPPED_DETAIL)
         if rebooted:
-            return "agent_interrupted", {"source": "arena", "detail": REBOOT_DETAIL}
-        return "agent_interrupted", {"source": "harness", "detail": result.summary}
-    return "agent_finished", {
-        "source": _SOURCE_BY_STATUS[result.status],
-        "success": result.status == "completed",
-        "detail": result.summary,
-    }
+            return ev.AgentInterrupted(agent=agent, source="arena", detail=REBOOT_DETAIL)
+        return ev.AgentInterrupted(agent=agent, source="harness", detail=result.summary)
+    return ev.AgentFinished(
+        agent=agent,
+        source=_SOURCE_BY_STATUS[result.status],
+        success=result.status == "completed",
+        detail=result.summary,
+    )

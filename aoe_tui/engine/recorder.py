@@ -1,7 +1,9 @@
 """The one place events are made: number them, stamp the match clock, write, fold, tell.
 
 Every event goes through `emit`, so the log on disk, the in-memory world and
-what subscribers (the TUI, the headless printer) see can never disagree.
+what subscribers (the TUI, the headless printer) see can never disagree. The
+engine builds each event as its class, unstamped; `emit` gives it its
+sequence number and the match clock.
 Every string field is cleaned here (`clean_value`): guest and agent text
 enters the record through this door, so nothing downstream meets an escape
 sequence or an unbounded output. Our own wording is plain text and passes
@@ -14,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Callable, TypeVar, Union
 
-from aoe_tui.domain.events import EventBase, make_event
+from aoe_tui.domain.events import UNSTAMPED, EventBase
 from aoe_tui.domain.reducer import apply_event
 from aoe_tui.domain.untrusted import clean_value
 from aoe_tui.domain.world import World
@@ -35,6 +37,7 @@ class Progress:
 
 MatchUpdate = Union[EventBase, Progress]
 Subscriber = Callable[[MatchUpdate], None]
+E = TypeVar("E", bound=EventBase)
 
 
 class MatchRecorder:
@@ -50,8 +53,14 @@ class MatchRecorder:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber) if subscriber in self._subscribers else None
 
-    def emit(self, kind: str, **fields: Any) -> EventBase:
-        event = make_event(kind, len(self.events), self.clock.elapsed_ms(), **clean_value(fields))
+    def emit(self, unstamped: E) -> E:
+        """Record `unstamped` (an event the engine just built) as the next event, its strings cleaned."""
+        if unstamped.sequence != UNSTAMPED or unstamped.elapsed_ms != UNSTAMPED:
+            raise ValueError(f"{unstamped.kind} is already stamped (sequence {unstamped.sequence}); emit a new event")
+        fields = clean_value(unstamped.to_json())
+        event = type(unstamped).model_validate(
+            {**fields, "sequence": len(self.events), "elapsed_ms": self.clock.elapsed_ms()}
+        )
         if self._writer is not None:
             self._writer.append(event)
         self.events.append(event)

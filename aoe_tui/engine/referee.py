@@ -18,12 +18,13 @@ import json
 from pathlib import Path
 
 from aoe_tui.agents.protocol import InvalidReport, Usage
+from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Budget, Manifest, Milestone
 from aoe_tui.domain.world import AgentState
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
-from aoe_tui.engine.outcomes import classify_exit
+from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
@@ -97,26 +98,24 @@ class Referee:
     def open_match(self, preflight_order: list[str]) -> None:
         """Start the clock and record the opening exactly like the fixtures: running, building, registered."""
         self.clock.start()
-        self.recorder.emit("match_state_changed", **{"from": "preparing", "to": "running"})
+        self.recorder.emit(ev.MatchStateChanged(from_="preparing", to="running"))
         for territory_id in preflight_order:
             self.recorder.emit(
-                "competitor_state_changed",
-                territory=territory_id,
-                **{"from": "preparing", "to": "building"},
-                reason="SSH preflight passed",
+                ev.CompetitorStateChanged(
+                    territory=territory_id, from_="preparing", to="building", reason="SSH preflight passed"
+                )
             )
         for territory in self.manifest.territories:
             self.recorder.emit(
-                "territory_registered",
-                territory=territory.id,
-                agent=self.manifest.agent_for(territory.id).id,
-                **{"class": territory.class_},
+                ev.TerritoryRegistered(
+                    territory=territory.id, class_=territory.class_, agent=self.manifest.agent_for(territory.id).id
+                )
             )
 
     def agent_started(self, handle: AgentHandle) -> None:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
         self.agents[handle.agent_id] = handle
-        self.recorder.emit("agent_started", agent=spec.id, territory=spec.territory, model=spec.model)
+        self.recorder.emit(ev.AgentStarted(agent=spec.id, territory=spec.territory, model=spec.model))
 
     # -- ticks -------------------------------------------------------------------------------------
 
@@ -180,23 +179,23 @@ class Referee:
         was_passed = territory.milestones.get(milestone.id) is not None and territory.milestones[milestone.id].passed
         if territory.competitor_state == "building":
             self.recorder.emit(
-                "competitor_state_changed",
-                territory=territory_id,
-                **{"from": "building", "to": "verifying"},
-                reason="milestone verification began",
+                ev.CompetitorStateChanged(
+                    territory=territory_id, from_="building", to="verifying", reason="milestone verification began"
+                )
             )
-        self.recorder.emit("milestone_evaluation_started", territory=territory_id, milestone=milestone.id)
+        self.recorder.emit(ev.MilestoneEvaluationStarted(territory=territory_id, milestone=milestone.id))
         started_ms = self.clock.elapsed_ms()
         try:
             outcome, category = await self._check(territory_id, milestone)
         except asyncio.CancelledError:
             self.recorder.emit(
-                "milestone_failed",
-                territory=territory_id,
-                milestone=milestone.id,
-                category="cancelled",
-                detail=CANCELLED_DETAIL,
-                retryable=False,
+                ev.MilestoneFailed(
+                    territory=territory_id,
+                    milestone=milestone.id,
+                    category="cancelled",
+                    detail=CANCELLED_DETAIL,
+                    retryable=False,
+                )
             )
             raise
         except TerritoryUnavailable as error:
@@ -214,30 +213,28 @@ class Referee:
         if outcome.passed:
             self._store_evidence(territory_id, milestone.id, outcome.evidence)
             self.recorder.emit(
-                "milestone_passed",
-                territory=territory_id,
-                milestone=milestone.id,
-                points=milestone.points,
-                evidence=outcome.evidence,
+                ev.MilestonePassed(
+                    territory=territory_id, milestone=milestone.id, points=milestone.points, evidence=outcome.evidence
+                )
             )
             if milestone.id == self.build.completion_milestone and territory.durable_at_ms is None:
                 await self._durable(territory_id)
             return True
         if was_passed:
             self.recorder.emit(
-                "milestone_revoked",
-                territory=territory_id,
-                milestone=milestone.id,
-                reason=f"re-verification failed: {outcome.detail}",
+                ev.MilestoneRevoked(
+                    territory=territory_id, milestone=milestone.id, reason=f"re-verification failed: {outcome.detail}"
+                )
             )
         else:
             self.recorder.emit(
-                "milestone_failed",
-                territory=territory_id,
-                milestone=milestone.id,
-                category=category,
-                detail=outcome.detail,
-                retryable=True,
+                ev.MilestoneFailed(
+                    territory=territory_id,
+                    milestone=milestone.id,
+                    category=category,
+                    detail=outcome.detail,
+                    retryable=True,
+                )
             )
         return False
 
@@ -296,23 +293,26 @@ class Referee:
 
     async def _arena_fault(self, territory_id: str, milestone: Milestone, component: str, detail: str) -> None:
         self.recorder.emit(
-            "infrastructure_failure", component=component, source="arena", detail=detail, territory=territory_id
+            ev.InfrastructureFailure(component=component, source="arena", detail=detail, territory=territory_id)
         )
         self.recorder.emit(
-            "milestone_failed",
-            territory=territory_id,
-            milestone=milestone.id,
-            category="arena_fault",
-            detail=f"arena fault, not counted against the player: {detail}",
-            retryable=True,
+            ev.MilestoneFailed(
+                territory=territory_id,
+                milestone=milestone.id,
+                category="arena_fault",
+                detail=f"arena fault, not counted against the player: {detail}",
+                retryable=True,
+            )
         )
         if not await self.hosts[territory_id].alive():
             self._unavailable.add(territory_id)
             self.recorder.emit(
-                "competitor_state_changed",
-                territory=territory_id,
-                **{"from": self.world.territories[territory_id].competitor_state, "to": "unavailable"},
-                reason=detail,
+                ev.CompetitorStateChanged(
+                    territory=territory_id,
+                    from_=self.world.territories[territory_id].competitor_state,
+                    to="unavailable",
+                    reason=detail,
+                )
             )
             if len(self._unavailable) == len(self.hosts):
                 await self.finish(None, NOBODY_LEFT_REASON)
@@ -320,12 +320,11 @@ class Referee:
     async def _durable(self, territory_id: str) -> None:
         current = self.world.territories[territory_id].competitor_state
         self.recorder.emit(
-            "competitor_state_changed",
-            territory=territory_id,
-            **{"from": current, "to": "durable"},
-            reason="completion milestone passed",
+            ev.CompetitorStateChanged(
+                territory=territory_id, from_=current, to="durable", reason="completion milestone passed"
+            )
         )
-        self.recorder.emit("durable_deployment_completed", territory=territory_id)
+        self.recorder.emit(ev.DurableDeploymentCompleted(territory=territory_id))
         if self.build.stop_on_first_durable:
             await self.finish(territory_id, DURABLE_REASON)
 
@@ -343,8 +342,8 @@ class Referee:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
         self.charge_usage()
-        self.recorder.emit("match_state_changed", **{"from": self.world.match_state, "to": "finished"})
-        self.recorder.emit("match_finished", winner=winner, reason=reason)
+        self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="finished"))
+        self.recorder.emit(ev.MatchFinished(winner=winner, reason=reason))
         self.finished.set()
 
     async def finish_on_timer(self) -> None:
@@ -368,7 +367,7 @@ class Referee:
         for task in list(self._busy.values()):
             task.cancel()
         await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
-        self.recorder.emit("match_state_changed", **{"from": self.world.match_state, "to": "aborted"}, reason=reason)
+        self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="aborted", reason=reason))
         self.finished.set()
 
     # -- agents ------------------------------------------------------------------------------------
@@ -393,12 +392,20 @@ class Referee:
 
     def _charge(self, agent_id: str, usage: Usage) -> None:
         high = self._charged.get(agent_id, Usage())
-        delta: dict[str, int | None] = {}
-        for field in CHARGED_FIELDS:
+
+        def grown(field: str) -> int | None:
             now, was = getattr(usage, field), getattr(high, field)
-            delta[field] = None if now is None else max(now - (was or 0), 0)
-        if any(delta.values()):
-            self.recorder.emit("usage_charged", agent=agent_id, **delta)
+            return None if now is None else max(now - (was or 0), 0)
+
+        charge = ev.UsageCharged(
+            agent=agent_id,
+            resource_units=grown("resource_units"),
+            input_tokens=grown("input_tokens"),
+            output_tokens=grown("output_tokens"),
+            cost_microusd=grown("cost_microusd"),
+        )
+        if any(getattr(charge, field) for field in CHARGED_FIELDS):
+            self.recorder.emit(charge)
         self._charged[agent_id] = high.model_copy(
             update={
                 field: max(getattr(usage, field), getattr(high, field) or 0)
@@ -411,7 +418,7 @@ class Referee:
         notes = self._usage_notes.setdefault(agent_id, [])
         if detail not in notes and len(notes) < MAX_USAGE_NOTES:
             notes.append(detail)
-            self.recorder.emit("usage_rejected", agent=agent_id, detail=detail)
+            self.recorder.emit(ev.UsageRejected(agent=agent_id, detail=detail))
 
     def _enforce_budget(self, handle: AgentHandle) -> None:
         """The referee holds every agent to its manifest budget itself, whatever its harness does."""
@@ -424,10 +431,12 @@ class Referee:
             return
         self.record_agent_outcome(
             handle,
-            "agent_finished",
-            source="player",
-            success=False,
-            detail=f"budget exceeded: {overrun}; stopped by the referee",
+            ev.AgentFinished(
+                agent=handle.agent_id,
+                source="player",
+                success=False,
+                detail=f"budget exceeded: {overrun}; stopped by the referee",
+            ),
         )
         task = asyncio.ensure_future(self._stop_over_budget(handle))
         self._budget_stops.add(task)
@@ -445,14 +454,14 @@ class Referee:
             if agent_id not in self._recorded_agents and handle.exited:
                 self.record_agent_outcome(handle)
 
-    def record_agent_outcome(self, handle: AgentHandle, kind: str | None = None, **fields) -> None:
+    def record_agent_outcome(self, handle: AgentHandle, outcome: AgentOutcome | None = None) -> None:
         """Record the one terminal event of an agent (classified from its result unless given)."""
         if handle.agent_id in self._recorded_agents:
             return
         self._recorded_agents.add(handle.agent_id)
-        if kind is None:
-            kind, fields = classify_exit(handle, rebooted=bool(self.reboots.get(handle.territory_id)))
-        self.recorder.emit(kind, agent=handle.agent_id, **fields)
+        if outcome is None:
+            outcome = classify_exit(handle, rebooted=bool(self.reboots.get(handle.territory_id)))
+        self.recorder.emit(outcome)
 
     def unrecorded_agents(self) -> list[AgentHandle]:
         return [h for a, h in self.agents.items() if a not in self._recorded_agents]
@@ -481,7 +490,7 @@ class Referee:
             if self.clock.paused:
                 return False
             self.clock.pause()
-            self.recorder.emit("match_paused", reason=reason)
+            self.recorder.emit(ev.MatchPaused(reason=reason))
             for handle in self.agents.values():
                 await handle.suspend()
             await self.settle()
@@ -500,7 +509,7 @@ class Referee:
             for handle in self.agents.values():
                 await handle.resume()
             paused_ms = self.clock.resume()
-            self.recorder.emit("match_resumed", paused_ms=paused_ms)
+            self.recorder.emit(ev.MatchResumed(paused_ms=paused_ms))
             return True
 
     def pause_milestone(self, milestone_id: str, territory_id: str | None = None) -> bool:
@@ -510,7 +519,7 @@ class Referee:
         self._require_territory(territory_id)
         if self.world.is_milestone_paused(territory_id, milestone_id):
             return False
-        self.recorder.emit("milestone_paused", territory=territory_id, milestone=milestone_id)
+        self.recorder.emit(ev.MilestonePaused(territory=territory_id, milestone=milestone_id))
         return True
 
     def resume_milestone(self, milestone_id: str, territory_id: str | None = None) -> bool:
@@ -519,7 +528,7 @@ class Referee:
         self._require_territory(territory_id)
         if not self.world.pauses_lifted_by(territory_id, milestone_id):
             return False
-        self.recorder.emit("milestone_resumed", territory=territory_id, milestone=milestone_id)
+        self.recorder.emit(ev.MilestoneResumed(territory=territory_id, milestone=milestone_id))
         return True
 
     def retry_milestone(self, territory_id: str, milestone_id: str) -> None:
@@ -532,7 +541,7 @@ class Referee:
         missing = [d for d in self.manifest.milestone(milestone_id).depends_on if not self._passed(territory_id, d)]
         if missing:
             raise AoeError(f"{territory_id}/{milestone_id} depends on {', '.join(missing)}, which has not passed yet")
-        self.recorder.emit("milestone_retry_requested", territory=territory_id, milestone=milestone_id)
+        self.recorder.emit(ev.MilestoneRetryRequested(territory=territory_id, milestone=milestone_id))
         if milestone_id not in self._retries[territory_id]:
             self._retries[territory_id].append(milestone_id)
         if not self.clock.paused:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
@@ -133,11 +134,9 @@ class MatchRunner(Stoppable):
                 await audit(hosts, leak)
         except ArenaSetupFailed as error:
             self.recorder.emit(
-                "infrastructure_failure",
-                component=error.component,
-                source="arena",
-                detail=error.detail,
-                territory=error.territory_id,
+                ev.InfrastructureFailure(
+                    component=error.component, source="arena", detail=error.detail, territory=error.territory_id
+                )
             )
             await self._abort(error.detail)
             raise AoeError(error.detail) from None
@@ -170,9 +169,7 @@ class MatchRunner(Stoppable):
             if self.referee.world.match_state not in ("finished", "aborted"):
                 await self.referee.abort(reason)
         elif self.recorder.world.match_state != "aborted":
-            self.recorder.emit(
-                "match_state_changed", **{"from": self.recorder.world.match_state, "to": "aborted"}, reason=reason
-            )
+            self.recorder.emit(ev.MatchStateChanged(from_=self.recorder.world.match_state, to="aborted", reason=reason))
 
     async def _teardown(self) -> None:
         assert self.recorder is not None

@@ -146,6 +146,9 @@ def parse_event_record(raw: object, where: str, expected: int, previous: EventBa
     version = raw.get("schema_version")
     if version != SCHEMA_VERSION:
         raise AoeError(f"{where}: schema_version {version!r} is not supported (expected {SCHEMA_VERSION})")
+    for stamp in ("sequence", "elapsed_ms"):  # defaults of an event the engine has not emitted yet, never of a record
+        if stamp not in raw:
+            raise AoeError(f"{where}: {raw.get('kind', 'event')} field {stamp}: Field required")
     try:
         event = parse_event(raw)
     except ValidationError as error:

@@ -1,4 +1,4 @@
-from aoe_tui.app.view.event_rows import EventFilter, EventRows, summary
+from aoe_tui.app.view.event_rows import EventFilter, EventRows
 from aoe_tui.store.saved_match import load_match
 
 from tests.fixture_paths import HARNESS
@@ -44,27 +44,3 @@ def test_filters_combine():
     ]
     assert EventRows(events, EventFilter(agent="claux")).rows
     assert all(events[r.first_position].agent_id == "claux" for r in EventRows(events, EventFilter(agent="claux")).rows)
-
-
-def test_summaries_say_what_happened():
-    events = load_match(HARNESS).events
-    passed = next(e for e in events if e.kind == "milestone_passed")
-    assert summary(passed) == f"{passed.milestone} +{passed.points} pts"
-    finished = next(e for e in events if e.kind == "match_finished")
-    assert summary(finished).startswith("winner builder-three")
-
-
-def test_drain_and_operator_rows_read_as_sentences():
-    from aoe_tui.domain.clock import format_clock
-    from aoe_tui.domain.events import make_event
-
-    events = load_match(HARNESS).events
-    drain = next(e for e in events if e.kind == "post_match_drain_started")
-    assert summary(drain) == (
-        f"{drain.pending_agents} agents may still hand in results (up to {format_clock(drain.timeout_ms)})"
-    )
-    done = next(e for e in events if e.kind == "post_match_drain_finished")
-    assert summary(done) == f"{done.captured_agents} captured, {done.terminated_agents} terminated"
-    assert summary(make_event("match_paused", 0, 0, reason="lunch")) == "lunch"
-    resumed = make_event("match_resumed", 1, 0, paused_ms=65_000)
-    assert summary(resumed).startswith("resumed after 1:05 paused")

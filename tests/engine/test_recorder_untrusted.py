@@ -2,6 +2,7 @@
 
 import json
 
+from aoe_tui.domain import events as ev
 from aoe_tui.testing.clock import ManualSource
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.narration import Narrator
@@ -17,20 +18,22 @@ def _recorder(tmp_path):
 
 def test_every_string_of_an_event_is_cleaned_in_the_log_and_the_world(tmp_path):
     recorder = _recorder(tmp_path)
-    recorder.emit("territory_registered", territory="t1", agent="a1", **{"class": "builder"})
+    recorder.emit(ev.TerritoryRegistered(territory="t1", agent="a1", class_="builder"))
     recorder.emit(
-        "milestone_passed",
-        territory="t1",
-        milestone="service-up",
-        points=1,
-        evidence={"body": f"{TITLE}ok{CLEAR}", "lines": ["a\rb", {"deep": "\x9b2Jx"}], "status": 200},
+        ev.MilestonePassed(
+            territory="t1",
+            milestone="service-up",
+            points=1,
+            evidence={"body": f"{TITLE}ok{CLEAR}", "lines": ["a\rb", {"deep": "\x9b2Jx"}], "status": 200},
+        )
     )
     failed = recorder.emit(
-        "milestone_failed",
-        territory="t1",
-        milestone="write-read",
-        category="wrong",
-        detail=f"GET /health returned body '[/]'{CLEAR}" + "z" * 100_000,
+        ev.MilestoneFailed(
+            territory="t1",
+            milestone="write-read",
+            category="wrong",
+            detail=f"GET /health returned body '[/]'{CLEAR}" + "z" * 100_000,
+        )
     )
     recorder.close()
 
@@ -45,7 +48,7 @@ def test_every_string_of_an_event_is_cleaned_in_the_log_and_the_world(tmp_path):
 def test_our_own_wording_is_unchanged(tmp_path):
     recorder = _recorder(tmp_path)
     event = recorder.emit(
-        "match_state_changed", **{"from": "preparing", "to": "running"}, reason="all territories ready\tin 3 s\nfine"
+        ev.MatchStateChanged(from_="preparing", to="running", reason="all territories ready\tin 3 s\nfine")
     )
     assert event.to_json()["reason"] == "all territories ready\tin 3 s\nfine"
 
@@ -56,6 +59,9 @@ def test_headless_lines_carry_no_escape_sequences(tmp_path):
     lines = []
     recorder.subscribe(lambda update: lines.append(narrator.line(update)))
     recorder.progress("boot", f"console: {TITLE}login:{CLEAR}", territory="t1")
-    recorder.emit("agent_finished", agent="a1", source="player", success=True, detail=f"done{TITLE}")
-    assert lines == ["[setup] t1             console: login:", "[0:00] agent a1 finished (success, player): done"]
+    recorder.emit(ev.AgentFinished(agent="a1", source="player", success=True, detail=f"done{TITLE}"))
+    assert lines == [
+        "[setup] t1             console: login:",
+        "[0:00] a1             agent_finished: succeeded (player): done",
+    ]
     assert Narrator().line(Progress("boot", "\x1b]0;x")) == "[setup] "

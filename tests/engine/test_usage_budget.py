@@ -23,6 +23,7 @@ from aoe_tui.agents.protocol import (
     read_result,
     read_usage,
 )
+from aoe_tui.domain import events as ev
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine import referee as referee_module
 from aoe_tui.testing.scripted_agent import ScriptedAgent
@@ -146,9 +147,9 @@ async def test_unknown_status_is_recorded_as_the_harness_failing(make):
     match = make(agents={"oracle": 1.0})
     match.agents["oracle"].status = "victory"
     match.source.advance(2)
-    kind, fields = classify_exit(match.agents["oracle"], rebooted=False)
-    assert (kind, fields["source"], fields["success"]) == ("agent_finished", "harness", False)
-    assert "unknown status 'victory'" in fields["detail"]
+    outcome = classify_exit(match.agents["oracle"], rebooted=False)
+    assert isinstance(outcome, ev.AgentFinished) and (outcome.source, outcome.success) == ("harness", False)
+    assert "unknown status 'victory'" in (outcome.detail or "")
 
 
 # -- charging -------------------------------------------------------------------------------------------------

@@ -218,7 +218,7 @@ def _wait_for_line(process: subprocess.Popen, needle: str, seconds: float = 600)
 def test_ctrl_c_aborts_cleanly_and_leaves_no_domain(services, tmp_path):
     output = tmp_path / "sigint-match"
     process = _start_headless(_two_territory_manifest(tmp_path), output, BASE_PORT + 10)
-    _wait_for_line(process, "service-up failed")
+    _wait_for_line(process, "milestone_failed: service-up")
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=180)
     assert process.returncode == 130, rest

@@ -26,7 +26,7 @@ def test_aoe_series_headless_prints_rounds_events_and_progress_and_resumes(tmp_p
         "aoe series: round 1/2 started: amnesiac @ builder-two, oracle @ builder-one, tmpfs-writer @ builder-three"
         in out
     )
-    assert any(line.startswith("[r2] [0:02] match finished: winner builder-two") for line in out)
+    assert any(line.startswith("[r2] [0:02] referee        match_finished: winner builder-two") for line in out)
     assert any(line.startswith("aoe series: progress: 2/2 rounds done") for line in out)
     assert out[-1].startswith(f"series folder: {output}")
     assert json.loads((output / "series.json").read_text())["rounds_completed"] == 2

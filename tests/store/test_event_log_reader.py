@@ -67,7 +67,9 @@ def test_wrong_schema_version(tmp_path, oracle_lines):
 
 def test_clock_going_back(tmp_path, oracle_lines):
     lines = list(oracle_lines)
-    lines[20] = '{"schema_version":1,"sequence":20,"elapsed_ms":1,"kind":"match_state_changed","from":"a","to":"b"}'
+    lines[20] = (
+        '{"schema_version":1,"sequence":20,"elapsed_ms":1,"kind":"match_state_changed","from":"preparing","to":"running"}'
+    )
     with pytest.raises(AoeError, match=r"line 21: elapsed_ms 1 goes back"):
         read_event_log(write(tmp_path, lines))
 
@@ -128,3 +130,11 @@ def test_directory_with_truncated_live_log_still_loads(tmp_path, oracle_lines):
     (tmp_path / "m" / "events.jsonl").write_text("\n".join(oracle_lines[:-1]) + "\n" + oracle_lines[-1][:10])
     match = load_match(tmp_path / "m")
     assert len(match.events) == len(oracle_lines) - 1
+
+
+@pytest.mark.parametrize("stamp", ["sequence", "elapsed_ms"])
+def test_a_record_without_its_stamp_names_the_field(tmp_path, oracle_lines, stamp):
+    lines = oracle_lines[:1] + ['{"schema_version":1,"sequence":1,"elapsed_ms":0,"kind":"match_paused"}']
+    lines[1] = lines[1].replace(f'"{stamp}":{1 if stamp == "sequence" else 0},', "")
+    with pytest.raises(AoeError, match=rf"line 2: match_paused field {stamp}: Field required"):
+        read_event_log(write(tmp_path, lines))

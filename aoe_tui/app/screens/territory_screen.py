@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from aoe_tui.domain.world import World
+from aoe_tui.domain.untrusted import first_line
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.view.file_tail import tail_lines
 from aoe_tui.store.match_layout import MatchLayout
@@ -106,15 +107,13 @@ class TerritoryScreen(Screen[None]):
             )
             if milestone is not None and milestone.evidence is not None:
                 evidence = json.dumps(milestone.evidence, ensure_ascii=False)
-                lines.append(
-                    Content.assemble("    evidence ", (show.first_line(evidence, EVIDENCE_CHARS), "$text-muted"))
-                )
+                lines.append(Content.assemble("    evidence ", (first_line(evidence, EVIDENCE_CHARS), "$text-muted")))
             if milestone is not None and milestone.failure_detail:
                 lines.append(
                     Content.assemble(
                         "    last failure ",
                         (f"({milestone.failure_category}) ", "$error"),
-                        show.first_line(milestone.failure_detail, EVIDENCE_CHARS),
+                        first_line(milestone.failure_detail, EVIDENCE_CHARS),
                     )
                 )
         return lines

@@ -4,7 +4,8 @@ A stuck agent produces hundreds of identical `milestone_failed` events; the
 list shows them as one stall row whose count and span grow as the cursor
 passes them. Rows are ordered by their first event, so the rows visible at a
 cursor are always a prefix of the full list, which is what lets the table
-add and remove rows at its end instead of rebuilding.
+add and remove rows at its end instead of rebuilding. What a row says of its
+event (actor, summary) comes from `domain.event_text`, as the headless lines do.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import bisect
 from dataclasses import dataclass, field
 
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.domain.events import OPERATOR_KINDS, EventBase
+from aoe_tui.domain.event_text import actor, summary
+from aoe_tui.domain.events import EventBase
 from aoe_tui.store.markers import find_stalls
-from aoe_tui.app.view.presentation import first_line
 
 
 @dataclass(frozen=True)
@@ -59,73 +60,6 @@ class EventRow:
     def count_at(self, position: int) -> int:
         """Failures of a stall row (events of a plain row) at or before `position`."""
         return bisect.bisect_right(self.failure_positions or self.positions, position)
-
-
-def actor(event: EventBase) -> str:
-    if event.kind in OPERATOR_KINDS:
-        return "operator"
-    return event.territory_id or event.agent_id or "referee"
-
-
-def _arrow(event: EventBase) -> str:
-    data = event.to_json()
-    reason = f" ({data['reason']})" if data.get("reason") else ""
-    return f"{data.get('from')} → {data.get('to')}{reason}"
-
-
-def _usage(event: EventBase) -> str:
-    data = event.to_json()
-    tokens = (
-        f"{data.get('input_tokens') or 0:,} in / {data.get('output_tokens') or 0:,} out"
-        if data.get("input_tokens") is not None or data.get("output_tokens") is not None
-        else "tokens n/a"
-    )
-    cost = f"${data['cost_microusd'] / 1_000_000:.4f}" if data.get("cost_microusd") is not None else "cost n/a"
-    return f"+{data.get('resource_units') or 0} units, {tokens}, {cost}"
-
-
-def summary(event: EventBase) -> str:
-    """One line saying what the event means, not its raw fields."""
-    data = event.to_json()
-    kind = event.kind
-    if kind in ("match_state_changed", "competitor_state_changed", "territory_state_changed"):
-        return _arrow(event)
-    if kind == "milestone_passed":
-        return f"{data['milestone']} +{data['points']} pts"
-    if kind == "milestone_failed":
-        return f"{data['milestone']}: {data.get('category') or 'failed'} — {first_line(data.get('detail'))}"
-    if kind in ("milestone_evaluation_started", "milestone_retry_requested", "milestone_paused", "milestone_resumed"):
-        return data["milestone"] + (
-            "" if data.get("territory") or kind == "milestone_evaluation_started" else " (all territories)"
-        )
-    if kind == "milestone_revoked":
-        return f"{data['milestone']}: {data.get('reason') or 'revoked'}"
-    if kind == "usage_charged":
-        return _usage(event)
-    if kind == "post_match_drain_started":
-        return (
-            f"{data.get('pending_agents', 0)} agents may still hand in results "
-            f"(up to {format_clock(data.get('timeout_ms') or 0)})"
-        )
-    if kind == "post_match_drain_finished":
-        return f"{data.get('captured_agents', 0)} captured, {data.get('terminated_agents', 0)} terminated"
-    if kind == "match_paused":
-        return data.get("reason") or "match paused"
-    if kind == "match_resumed":
-        return f"resumed after {format_clock(data.get('paused_ms') or 0)} paused (not counted on the match clock)"
-    if kind == "match_finished":
-        return f"winner {data.get('winner') or 'none'} ({data.get('reason') or 'no reason given'})"
-    if kind == "agent_started":
-        return f"model {data.get('model') or 'unavailable'}"
-    if kind == "agent_finished":
-        outcome = "succeeded" if data.get("success") else "failed"
-        return f"{outcome} ({data.get('source') or 'unknown'}): {first_line(data.get('detail'))}"
-    if kind in ("agent_interrupted", "territory_eliminated", "infrastructure_failure"):
-        return f"{data.get('source') or data.get('component') or ''}: {first_line(data.get('detail'))}"
-    if kind in ("agent_outraced", "agent_terminated"):
-        return first_line(data.get("reason"))
-    envelope = {"schema_version", "sequence", "elapsed_ms", "kind", "territory", "agent"}
-    return first_line(", ".join(f"{k}={v}" for k, v in data.items() if k not in envelope))
 
 
 class EventRows:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from aoe_tui.domain.clock import format_clock
-from aoe_tui.domain.untrusted import clean_text
+from aoe_tui.domain.untrusted import first_line
 from aoe_tui.domain.world import AgentState, MilestoneState, World
 
 UNAVAILABLE = "unavailable"
@@ -131,10 +131,3 @@ def milestone_note(milestone: MilestoneState | None, status: str) -> str:
     if status == "evaluating":
         return f"evaluating, {tries}" + (f" · last: {detail}" if detail else "")
     return status
-
-
-def first_line(text: str | None, limit: int = 200) -> str:
-    """The first line of what may be player text, cleaned (`clean_text`) and cut to `limit`."""
-    text = clean_text(text or "").strip()
-    line = text.splitlines()[0] if text else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.manifest import Visualization
 from aoe_tui.domain.world import World
+from aoe_tui.domain.untrusted import first_line
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.widgets.literal import literal
@@ -140,7 +141,7 @@ class TerritoryPane(Vertical):
                 (call.kind.ljust(11), KIND_STYLES.get(call.kind, "")),
                 success_mark(call.success),
                 " ",
-                show.first_line(call.description or call.command, 120),
+                first_line(call.description or call.command, 120),
             )
             for call in self.calls.latest(horizon_ms, LATEST_CALLS)
         ]

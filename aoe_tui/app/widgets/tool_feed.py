@@ -6,8 +6,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.untrusted import first_line
 from aoe_tui.app.widgets.literal import LiteralTable
-from aoe_tui.app.view.presentation import first_line
 from aoe_tui.app.view.tool_calls import ToolCall, ToolCallIndex
 
 # Fixed widths so columns do not shift while scrubbing (output takes the rest).

@@ -2,7 +2,9 @@
 
 `apply_event` folds one event into a world it owns and mutates; `reduce`
 copies its starting point first, so callers (the timeline index keeps
-keyframes) never see a shared state change under them. No IO here: the same
+keyframes) never see a shared state change under them. `apply_at` folds an
+event as if stamped with another sequence and time: a long log repeats the
+same event thousands of times, and its reader validates it once. No IO here: the same
 fold runs in the engine, the replay app and the tests that compare against
 recorded `world.json` files.
 """
@@ -31,24 +33,42 @@ def reduce(events: Iterable[ev.EventBase], start: World | None = None) -> World:
 
 
 def apply_event(world: World, event: ev.EventBase) -> World:
+    return apply_at(world, event, event.sequence, event.elapsed_ms)
+
+
+def apply_at(world: World, event: ev.EventBase, sequence: int, elapsed_ms: int) -> World:
+    """Fold `event` as the event `sequence` at `elapsed_ms` (its own stamps are not read): handlers take "now"
+    from the world's clock, which is set first."""
+    world.last_sequence = sequence
+    world.elapsed_ms = elapsed_ms
     handler = _HANDLERS.get(type(event))
     if handler is not None:
         handler(world, event)
-    world.last_sequence = event.sequence
-    world.elapsed_ms = event.elapsed_ms
     return world
 
 
+# The helpers build a default state only when there is none: a model built per event and thrown away
+# cost more than the rest of the fold.
 def _territory(world: World, territory_id: str) -> TerritoryState:
-    return world.territories.setdefault(territory_id, TerritoryState())
+    territory = world.territories.get(territory_id)
+    if territory is None:
+        territory = world.territories[territory_id] = TerritoryState()
+    return territory
 
 
 def _milestone(world: World, territory_id: str, milestone_id: str) -> MilestoneState:
-    return _territory(world, territory_id).milestones.setdefault(milestone_id, MilestoneState())
+    milestones = _territory(world, territory_id).milestones
+    milestone = milestones.get(milestone_id)
+    if milestone is None:
+        milestone = milestones[milestone_id] = MilestoneState()
+    return milestone
 
 
 def _agent(world: World, agent_id: str) -> AgentState:
-    return world.agents.setdefault(agent_id, AgentState())
+    agent = world.agents.get(agent_id)
+    if agent is None:
+        agent = world.agents[agent_id] = AgentState()
+    return agent
 
 
 def _match_state_changed(world: World, e: ev.MatchStateChanged) -> None:
@@ -81,7 +101,7 @@ def _milestone_passed(world: World, e: ev.MilestonePassed) -> None:
     if not milestone.passed:
         territory.milestone_points += e.points
         milestone.points = e.points
-        milestone.passed_at_ms = e.elapsed_ms
+        milestone.passed_at_ms = world.elapsed_ms
     milestone.passed = True
     milestone.evaluating = False
     milestone.evidence = e.evidence
@@ -95,7 +115,7 @@ def _milestone_failed(world: World, e: ev.MilestoneFailed) -> None:
     milestone.failure_category = e.category
     milestone.failure_detail = e.detail
     milestone.failures += 1
-    milestone.last_failed_at_ms = e.elapsed_ms
+    milestone.last_failed_at_ms = world.elapsed_ms
 
 
 def _milestone_revoked(world: World, e: ev.MilestoneRevoked) -> None:
@@ -114,7 +134,7 @@ def _milestone_revoked(world: World, e: ev.MilestoneRevoked) -> None:
 def _durable(world: World, e: ev.DurableDeploymentCompleted) -> None:
     territory = _territory(world, e.territory)
     territory.competitor_state = "durable"
-    territory.durable_at_ms = e.elapsed_ms
+    territory.durable_at_ms = world.elapsed_ms
 
 
 def _usage_charged(world: World, e: ev.UsageCharged) -> None:

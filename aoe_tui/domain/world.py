@@ -18,6 +18,11 @@ from aoe_tui.domain.events import CompetitorState, MatchState, Source
 class WorldModel(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
+    # The reducer writes world fields millions of times in a long match. Pydantic's own `__setattr__` (a
+    # handler lookup, then bookkeeping of which fields were set) costs ten plain writes, and world models
+    # neither validate assignments nor read `model_fields_set`: a field is written straight to the instance.
+    __setattr__ = object.__setattr__
+
 
 class HealthReading(WorldModel):
     healthy: bool

@@ -13,17 +13,19 @@ file and line in one sentence.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pydantic import ValidationError
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import SCHEMA_VERSION, EventBase, parse_event
 from aoe_tui.domain.manifest_rules import format_location
+from aoe_tui.store.log_lines import BodyDecoder, Split, stamped
 
 DURABLE_KINDS = frozenset(
     {
@@ -92,51 +94,80 @@ class EventLogWriter:
         self.close()
 
 
-def read_event_log(path: Path) -> list[EventBase]:
+def read_log_bytes(path: Path) -> bytes:
+    """A log file's bytes, or one line saying why it cannot be read."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise AoeError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise AoeError(f"{path}: is a directory, not an event log") from None
     except OSError as error:
         raise AoeError(f"{path}: cannot read ({error.strerror})") from None
+
+
+def read_event_log(path: Path) -> list[EventBase]:
+    """Every event of a log file (a long replay keeps them as lines instead: `TimelineIndex.from_log`)."""
+    return [stamped(*split) for _, split in scan_log(read_log_bytes(path), str(path), BodyDecoder())]
+
+
+def scan_log(data: bytes, source: str, decoder: BodyDecoder) -> Iterator[tuple[int, Split]]:
+    """(offset, (event, sequence, elapsed_ms)) of every event of a log's bytes, each checked against the last.
+
+    A line in the recorder's shape is taken apart by `decoder`; any other line, and any line that breaks a
+    rule, is read by the strict reader (`parse_event_record`), which words the error. An invalid byte
+    anywhere is reported first, as when the whole file is read as text."""
+    expected, last_ms, offset = 0, -(2**63), 0
+    previous: Split | None = None
+    split_line = decoder.split
+    for number, raw in enumerate(io.BytesIO(data), 1):
+        split = split_line(raw)
+        if split is None or split[1] != expected or split[2] < last_ms:
+            try:
+                event = _strict_line(raw, f"{source} line {number}", expected, previous and stamped(*previous))
+            except (AoeError, UnicodeDecodeError):
+                _check_text(data, source)
+                raise
+            if event is _END:
+                return
+            if event is None:
+                offset += len(raw)
+                continue
+            split = event, event.sequence, event.elapsed_ms
+        yield offset, split
+        expected, last_ms, previous = expected + 1, split[2], split
+        offset += len(raw)
+
+
+_END = object()  # a final line cut mid-append: the log ends before it
+
+
+def _strict_line(raw: bytes, where: str, expected: int, previous: EventBase | None) -> Any:
+    """The event of one line (None for a blank line, `_END` for a cut final line), or the error it has."""
+    text = raw.decode("utf-8")  # an undecodable line is reported by the caller's _check_text
+    complete = text.endswith("\n")
+    if not text.strip():
+        return None
     try:
-        text = data.decode("utf-8")
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        if not complete:
+            return _END  # a live writer is mid-append; the prefix is the log
+        raise AoeError(f"{where}: bad JSON ({error.msg} at column {error.colno})") from None
+    return parse_event_record(record, where, expected, previous)
+
+
+def _check_text(data: bytes, source: str) -> None:
+    try:
+        data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
-        raise AoeError(f"{path} line {line}: not UTF-8 text (binary file?)") from None
-    return parse_event_lines(text, str(path))
-
-
-def _lines(text: str) -> Iterator[tuple[int, str, bool]]:
-    """(line number, content, complete) — complete is False for a final line without newline."""
-    lines = text.split("\n")
-    for index, line in enumerate(lines):
-        last = index == len(lines) - 1
-        if last and line == "":
-            return
-        yield index + 1, line, not last
+        raise AoeError(f"{source} line {line}: not UTF-8 text (binary file?)") from None
 
 
 def parse_event_lines(text: str, source: str) -> list[EventBase]:
-    events: list[EventBase] = []
-    for number, line, complete in _lines(text):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as error:
-            if not complete:
-                break  # a live writer is mid-append; the prefix is the log
-            raise AoeError(f"{source} line {number}: bad JSON ({error.msg} at column {error.colno})") from None
-        events.append(
-            parse_event_record(
-                raw, f"{source} line {number}", expected=len(events), previous=events[-1] if events else None
-            )
-        )
-    return events
+    return [stamped(*split) for _, split in scan_log(text.encode("utf-8"), source, BodyDecoder())]
 
 
 def parse_event_record(raw: object, where: str, expected: int, previous: EventBase | None) -> EventBase:

@@ -9,6 +9,7 @@ pass in between), shown as one row with its count and span.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from aoe_tui.domain.events import OPERATOR_KINDS, EventBase
@@ -59,52 +60,70 @@ def _label(event: EventBase) -> str:
     return " ".join(part for part in (event.kind.replace("_", " "), who, what) if part)
 
 
-def find_stalls(events: list[EventBase], minimum: int = 2) -> list[Stall]:
-    open_runs: dict[tuple[str, str], Stall] = {}
-    last_evaluation: dict[tuple[str, str], int] = {}
-    stalls: list[Stall] = []
-    for position, event in enumerate(events):
-        if event.kind not in (
-            "milestone_failed",
-            "milestone_passed",
-            "milestone_revoked",
-            "milestone_evaluation_started",
-        ):
-            continue
-        key = (event.territory_id or "", getattr(event, "milestone", ""))
+class MarkerFinder:
+    """Markers and stalls found as events arrive, so a long log is walked once, while it is read."""
+
+    def __init__(self, minimum: int = 2) -> None:
+        self.minimum = minimum
+        self._marks: list[Marker] = []
+        self._stalls: list[Stall] = []
+        self._open_runs: dict[tuple[str, str], Stall] = {}
+        self._last_evaluation: dict[tuple[str, str], int] = {}
+
+    def add(self, position: int, event: EventBase, elapsed_ms: int, territory: str | None) -> None:
+        """The event at `position`, at `elapsed_ms` (its recorded time), about `territory` (its territory_id)."""
+        kind = event.kind
+        marker_kind = MARKER_KINDS.get(kind)
+        if marker_kind is not None:
+            self._marks.append(Marker(position, elapsed_ms, marker_kind, territory, _label(event)))
+        if kind in _STALL_KINDS:
+            self._follow_stall(position, event, elapsed_ms, territory)
+
+    def _follow_stall(self, position: int, event: EventBase, elapsed_ms: int, territory: str | None) -> None:
+        key = (territory or "", getattr(event, "milestone", ""))
         if event.kind == "milestone_evaluation_started":
-            last_evaluation[key] = position
-            continue
-        run = open_runs.get(key)
+            self._last_evaluation[key] = position
+            return
+        run = self._open_runs.get(key)
         if event.kind != "milestone_failed":
-            open_runs.pop(key, None)
-            continue
+            self._open_runs.pop(key, None)
+            return
         category, detail = getattr(event, "category", None), getattr(event, "detail", None)
         if run is None or (run.category, run.detail) != (category, detail):
-            run = Stall(key[0], key[1], category, detail, position, position, event.elapsed_ms, event.elapsed_ms)
-            open_runs[key] = run
-            stalls.append(run)
+            run = Stall(key[0], key[1], category, detail, position, position, elapsed_ms, elapsed_ms)
+            self._open_runs[key] = run
+            self._stalls.append(run)
         run.positions.append(position)
-        run.last_position, run.last_ms = position, event.elapsed_ms
-        if key in last_evaluation:
-            run.evaluation_positions.append(last_evaluation.pop(key))
-    return [s for s in stalls if s.count >= minimum]
+        run.last_position, run.last_ms = position, elapsed_ms
+        if key in self._last_evaluation:
+            run.evaluation_positions.append(self._last_evaluation.pop(key))
 
+    def stalls(self) -> list[Stall]:
+        return [s for s in self._stalls if s.count >= self.minimum]
 
-def find_markers(events: list[EventBase]) -> list[Marker]:
-    markers = [
-        Marker(p, e.elapsed_ms, MARKER_KINDS[e.kind], e.territory_id, _label(e))
-        for p, e in enumerate(events)
-        if e.kind in MARKER_KINDS
-    ]
-    for stall in find_stalls(events):
-        markers.append(
+    def markers(self) -> list[Marker]:
+        stalls = [
             Marker(
-                stall.first_position,
-                stall.first_ms,
-                "stall",
-                stall.territory,
-                f"{stall.territory} stuck on {stall.milestone} ×{stall.count}",
+                s.first_position, s.first_ms, "stall", s.territory, f"{s.territory} stuck on {s.milestone} ×{s.count}"
             )
-        )
-    return sorted(markers, key=lambda m: (m.position, m.kind))
+            for s in self.stalls()
+        ]
+        return sorted(self._marks + stalls, key=lambda m: (m.position, m.kind))
+
+
+_STALL_KINDS = frozenset({"milestone_failed", "milestone_passed", "milestone_revoked", "milestone_evaluation_started"})
+
+
+def _found(events: Iterable[EventBase], minimum: int = 2) -> MarkerFinder:
+    finder = MarkerFinder(minimum)
+    for position, event in enumerate(events):
+        finder.add(position, event, event.elapsed_ms, event.territory_id)
+    return finder
+
+
+def find_stalls(events: Iterable[EventBase], minimum: int = 2) -> list[Stall]:
+    return _found(events, minimum).stalls()
+
+
+def find_markers(events: Iterable[EventBase]) -> list[Marker]:
+    return _found(events).markers()

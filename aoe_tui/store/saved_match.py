@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -29,9 +30,10 @@ from aoe_tui.domain.manifest_rules import format_location
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
 from aoe_tui.domain.world import World
-from aoe_tui.store.event_log import parse_event_objects, read_event_log
+from aoe_tui.store.event_log import parse_event_objects, read_log_bytes
 from aoe_tui.store.match_integrity import check_events_digest
 from aoe_tui.store.match_layout import EVENTS, WORLD, AgentPaths, MatchLayout
+from aoe_tui.store.timeline import TimelineIndex, copy_world
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
 SINGLE_FILE_TYPE = "agents-of-empires.match"
@@ -62,7 +64,7 @@ class SavedMatch:
     shape: MatchShape
     name: str
     manifest: Manifest | None
-    events: list[EventBase]
+    events: Sequence[EventBase]
     world: World
     recorded_world: World | None
     agents: dict[str, AgentInfo] = field(default_factory=dict)
@@ -76,6 +78,8 @@ class SavedMatch:
     skipped: list[SkippedFile] = field(default_factory=list)
     match_info: dict[str, Any] = field(default_factory=dict)
     """A single-file match's `match` object (name, slug, listed, fog_of_war), kept so an export keeps it."""
+    timeline: TimelineIndex | None = None
+    """The index read with an event log (its events are `events`); None until a view builds one."""
 
     @property
     def has_timeline(self) -> bool:
@@ -258,7 +262,8 @@ def _load_directory(directory: Path) -> SavedMatch:
     events_path, world_path = layout.events, layout.world
     if not events_path.exists() and not world_path.exists():
         raise AoeError(f"{directory}: no match here (neither {events_path.name} nor {world_path.name})")
-    events = read_event_log(events_path) if events_path.exists() else []
+    timeline = TimelineIndex.from_log(read_log_bytes(events_path), str(events_path)) if events_path.exists() else None
+    events = timeline.events if timeline is not None else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []
     arena_path, provenance_path = layout.arena, layout.provenance
@@ -266,7 +271,7 @@ def _load_directory(directory: Path) -> SavedMatch:
         skipped, arena_path, lambda: _model(Manifest, _read_json(arena_path, "a manifest"), str(arena_path))
     )
     provenance = _optional(skipped, provenance_path, lambda: _read_object(provenance_path, "provenance"))
-    world = reduce(events) if events else (recorded or World())
+    world = copy_world(timeline.head) if timeline and events else (recorded or World())
     match = SavedMatch(
         source=directory,
         shape="published" if layout.flat else "directory",
@@ -280,6 +285,7 @@ def _load_directory(directory: Path) -> SavedMatch:
         visualization=_visual(manifest),
         directory=directory,
         skipped=skipped,
+        timeline=timeline if events else None,
     )
     if not events and recorded is not None:
         match.shape = "world-only"

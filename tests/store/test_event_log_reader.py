@@ -1,14 +1,15 @@
 """The tolerant-but-strict reader: what a live writer may leave is fine, a broken file is named."""
 
+import json
 import shutil
 
 import pytest
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.events import UnknownEvent
+from aoe_tui.domain.events import UnknownEvent, parse_event
 from aoe_tui.store.event_log import read_event_log
 from aoe_tui.store.saved_match import load_match
-from tests.fixture_paths import ORACLE_DIR
+from tests.fixture_paths import MATCH_DIRS, ORACLE_DIR
 
 
 def write(tmp_path, lines, trailing_newline=True):
@@ -138,3 +139,23 @@ def test_a_record_without_its_stamp_names_the_field(tmp_path, oracle_lines, stam
     lines[1] = lines[1].replace(f'"{stamp}":{1 if stamp == "sequence" else 0},', "")
     with pytest.raises(AoeError, match=rf"line 2: match_paused field {stamp}: Field required"):
         read_event_log(write(tmp_path, lines))
+
+
+@pytest.mark.parametrize("source", MATCH_DIRS, ids=lambda p: p.name)
+def test_every_fixture_reads_as_each_line_parsed_alone(source):
+    lines = (source / "events.jsonl").read_text().splitlines()
+    assert read_event_log(source / "events.jsonl") == [parse_event(json.loads(line)) for line in lines]
+
+
+def test_a_repeated_body_that_names_a_stamp_is_read_line_by_line(tmp_path):
+    """A body shared by two lines is validated once, unless it holds a stamp key (JSON's last key wins)."""
+    body = '"kind":"durable_deployment_completed","territory":"t","elapsed_ms":%d}'
+    lines = [
+        '{"schema_version":1,"sequence":0,"elapsed_ms":5,' + body % 5,
+        '{"schema_version":1,"sequence":1,"elapsed_ms":6,' + body % 5,
+        '{"schema_version":1,"sequence":2,"elapsed_ms":9,"kind":"milestone_evaluation_started","territory":"t","milestone":"m"}',
+        '{"schema_version":1,"sequence":3,"elapsed_ms":9,"kind":"milestone_evaluation_started","territory":"t","milestone":"m"}',
+    ]
+    events = read_event_log(write(tmp_path, lines))
+    assert [(e.sequence, e.elapsed_ms) for e in events] == [(0, 5), (1, 5), (2, 9), (3, 9)]
+    assert events == [parse_event(json.loads(line)) for line in lines]

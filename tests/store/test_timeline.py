@@ -2,10 +2,14 @@
 
 import random
 
-from aoe_tui.domain.reducer import reduce
+from aoe_tui.domain.reducer import apply_event, reduce
+from aoe_tui.domain.world import World
+from aoe_tui.store.event_log import read_event_log, read_log_bytes
+from aoe_tui.store.log_lines import LogLines
 from aoe_tui.store.markers import find_markers, find_stalls
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.store.timeline import TimelineIndex
+from benchmarks.synthetic_match import synthetic_match
 from tests.fixture_paths import MATCH_DIRS
 
 CONQUEST = next(p for p in MATCH_DIRS if p.name.startswith("first-contact"))
@@ -56,3 +60,27 @@ def test_stalls_collapse_identical_failures():
         assert details == {(stall.category, stall.detail)} and stall.count >= 2
     markers = find_markers(events)
     assert any(m.kind == "stall" for m in markers) and any(m.kind == "finish" for m in markers)
+
+
+def test_seeks_equal_a_full_fold_at_a_thousand_random_positions():
+    """A long synthetic race read from its log, keyframes thinned by a small budget, against folding from zero."""
+    path = synthetic_match(10_000) / "events.jsonl"
+    index = TimelineIndex.from_log(read_log_bytes(path), str(path), keyframe_every=16, budget_bytes=400_000)
+    assert index.keyframe_every > 16, "the budget thinned the keyframes"
+    events = read_event_log(path)
+    positions = sorted(random.Random(13).sample(range(-1, len(events)), 1000))
+    world, folded = World(), 0
+    for position in positions:  # one fold from zero, read at each position in turn
+        while folded <= position:
+            apply_event(world, events[folded])
+            folded += 1
+        assert index.state_at(position) == world, position
+    assert index.head == reduce(events)
+
+
+def test_a_log_timeline_keeps_lines_not_events():
+    path = CONQUEST / "events.jsonl"
+    index = TimelineIndex.from_log(read_log_bytes(path), str(path))
+    assert isinstance(index.events, LogLines) and list(index.events) == read_event_log(path)
+    assert index.markers.markers() == find_markers(read_event_log(path))
+    assert [index.columns.kind(p) for p in range(len(index))] == [e.kind for e in read_event_log(path)]

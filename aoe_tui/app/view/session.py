@@ -20,7 +20,9 @@ class MatchSession:
     def __init__(self, match: SavedMatch) -> None:
         self.match = match
         # A world-only match has no events: its final state is the timeline's starting point.
-        self.timeline = TimelineIndex(match.events, initial=None if match.has_timeline else match.world)
+        self.timeline = match.timeline or TimelineIndex(
+            match.events, initial=None if match.has_timeline else match.world
+        )
         self.markers: list[Marker] = find_markers(self.timeline.events)
         found = match_analyses(match)
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}

@@ -1,0 +1,129 @@
+"""An event log kept as its raw lines, read in one pass and decoded an event at a time.
+
+A million-event log is about 200 MB of JSON; a million pydantic events would take ten times that. `LogLines`
+keeps the file's bytes once and the offset of every event's line, and decodes an event only when asked.
+
+Reading is the cost of a long replay, so the reader takes the recorder's own line shape apart by hand: the
+envelope (`{"schema_version":1,"sequence":S,"elapsed_ms":E,`) is cut off and the rest, the body, is validated
+by pydantic-core's JSON validation of the event union once per distinct body. A long match repeats the same
+body thousands of times (the same evaluation of the same milestone, the same failure, the same charge), so
+most lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is never shared.
+Any other line (another writer's key order, a blank line, a damaged record) goes through the strict reader
+of `event_log`, which also words every error.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from typing import overload
+
+from aoe_tui.domain.events import EVENT_ADAPTER, SCHEMA_VERSION, EventBase, parse_event
+
+ENVELOPE = b'{"schema_version":%d' % SCHEMA_VERSION
+SEQUENCE = b'"sequence":'
+ELAPSED = b'"elapsed_ms":'
+STAMP_KEYS = (b'"schema_version"', b'"sequence"', b'"elapsed_ms"')
+BODY_CACHE_LIMIT = 20_000  # distinct bodies kept (about 20 MB); the cache starts over when it is full
+
+# An event with the stamps of its line: the event may carry another line's (a shared body), the fold
+# reads the line's, and `stamped` makes the recorded event when one is asked for.
+Split = tuple[EventBase, int, int]
+
+
+def stamped(event: EventBase, sequence: int, elapsed_ms: int) -> EventBase:
+    """`event` as recorded at `sequence` and `elapsed_ms`."""
+    if (event.sequence, event.elapsed_ms) == (sequence, elapsed_ms):
+        return event
+    return event.model_copy(update={"sequence": sequence, "elapsed_ms": elapsed_ms})
+
+
+def decode_line(line: bytes) -> EventBase:
+    """The event of one line already known to be valid (pydantic-core's JSON parser, else Python's)."""
+    try:
+        return EVENT_ADAPTER.validate_json(line)
+    except ValueError:  # a line only Python's parser takes (NaN in an evidence object)
+        import json
+
+        return parse_event(json.loads(line))
+
+
+class BodyDecoder:
+    """Recorder-shaped lines taken apart, each distinct body validated once."""
+
+    def __init__(self) -> None:
+        self._bodies: dict[bytes, EventBase | None] = {}
+
+    def split(self, line: bytes) -> Split | None:
+        """(event, sequence, elapsed_ms) of a line, or None when it is not in the recorder's shape or does
+        not validate (the strict reader then reads it)."""
+        parts = line.split(b",", 3)
+        if len(parts) != 4:
+            return None
+        version, sequence, elapsed, body = parts
+        sequence, elapsed = sequence[len(SEQUENCE) :], elapsed[len(ELAPSED) :]
+        if version != ENVELOPE or not (sequence.isdigit() and elapsed.isdigit()):
+            return None
+        if not (parts[1].startswith(SEQUENCE) and parts[2].startswith(ELAPSED)):
+            return None
+        event = self._bodies.get(body)
+        if event is None:
+            return self._first_sight(line, body, int(sequence), int(elapsed))
+        return event, int(sequence), int(elapsed)
+
+    def _first_sight(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> Split | None:
+        if body in self._bodies:
+            return None  # a body that names a stamp: only the strict reader may read its line
+        try:
+            event = EVENT_ADAPTER.validate_json(line)
+        except ValueError:
+            return None
+        if (event.sequence, event.elapsed_ms) != (sequence, elapsed_ms):
+            return None  # not what the envelope said (a stamp inside the body won)
+        if len(self._bodies) >= BODY_CACHE_LIMIT:
+            self._bodies.clear()
+        self._bodies[body] = None if any(key in body for key in STAMP_KEYS) else event
+        return event, sequence, elapsed_ms
+
+
+class LogLines(Sequence[EventBase]):
+    """The events of a log: its bytes and where each event's line starts; `lines[i]` decodes event i."""
+
+    def __init__(self, data: bytes = b"") -> None:
+        self.data = data
+        self.starts = array("Q")
+        self.decoder = BodyDecoder()
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @overload
+    def __getitem__(self, index: int) -> EventBase: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EventBase]: ...
+    def __getitem__(self, index: int | slice) -> EventBase | list[EventBase]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return decode_line(self.line(index))
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same events (a list read another way, another log)."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def line(self, index: int) -> bytes:
+        start = self.starts[index]
+        end = self.data.find(b"\n", start)
+        return self.data[start : end if end >= 0 else len(self.data)]
+
+    def split(self, index: int) -> Split:
+        """Event `index` taken apart: what a fold needs, without stamping a copy."""
+        line = self.line(index)
+        split = self.decoder.split(line)
+        if split is None:
+            event = decode_line(line)
+            return event, event.sequence, event.elapsed_ms
+        return split

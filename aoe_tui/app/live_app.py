@@ -16,6 +16,8 @@ the crash, not an operator's abort.
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -25,7 +27,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from aoe_tui.domain.world import World
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 from aoe_tui.engine.runner import MatchRunner
-from aoe_tui.engine.stop_signals import stop_on_signals, stop_reason
+from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.screens.dialogs import BusyScreen, ConfirmScreen
 from aoe_tui.app.screens.live_screen import LiveMatchScreen
@@ -42,6 +44,9 @@ def one_line(error: BaseException) -> str:
     """What the user reads when the engine stops on an error: one line, never a traceback."""
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
+
+
+EXIT_GRACE_SECONDS = 10
 
 
 class LiveApp(AoeApp):
@@ -70,7 +75,7 @@ class LiveApp(AoeApp):
             return
         self.stopped_by_signal = signum
         if not self.runner.request_stop(stop_reason(signum)) and not self.engine_running:
-            self.exit()
+            self._leave_after_signal()
         elif self.engine is not None and self.runner.recorder is None:
             self.engine.cancel()  # still preparing (the image build): nothing to record yet
 
@@ -143,8 +148,26 @@ class LiveApp(AoeApp):
                 self.notify(self.engine_error, title="the match stopped", severity="error", timeout=30)
         if self.match_screen is not None:
             self.match_screen.engine_stopped()
-        if self.busy is not None or self.stopped_by_signal is not None:
+        if self.stopped_by_signal is not None:
+            self._leave_after_signal()
+        elif self.busy is not None:
             self.exit()
+
+    def _leave_after_signal(self) -> None:
+        """Exit once a stop signal's teardown is done, and make sure the process really ends.
+
+        After SIGHUP the terminal is gone, and Textual's exit blocks forever writing the
+        terminal-restoring codes to it (seen: a closed `aoe demo` kept running, its input thread
+        spinning). The record is written and the guests are gone by now, so if the app has not
+        left within EXIT_GRACE_SECONDS the process ends itself with the signal's exit status.
+        """
+        assert self.stopped_by_signal is not None
+        self.exit()
+        if self.is_headless:
+            return  # no terminal to block on (and a test's process must outlive its app)
+        watchdog = threading.Timer(EXIT_GRACE_SECONDS, os._exit, (exit_status(self.stopped_by_signal),))
+        watchdog.daemon = True
+        watchdog.start()
 
     # -- quitting ----------------------------------------------------------------------------------
 

@@ -73,6 +73,12 @@ def wait_for_either(session: str, *texts: str, timeout: float) -> str:
     raise AssertionError(f"none of {texts!r} appeared within {timeout:g} s; the screen was:\n{screen}")
 
 
+def demo_processes(clone_root) -> list[str]:
+    """`aoe demo` processes of this clone still alive."""
+    found = subprocess.run(["pgrep", "-f", f"{clone_root}/.venv/bin/aoe demo"], capture_output=True, text=True)
+    return found.stdout.split()
+
+
 def newest_match(clone_root):
     return max((clone_root / "matches").iterdir(), key=lambda p: p.stat().st_mtime)
 
@@ -126,6 +132,10 @@ def test_the_demo_again_right_away_then_its_terminal_closed_mid_race(clone):
     time.sleep(12)
     tmux("kill-session", "-t", session)  # the terminal goes away: SIGHUP
     assert wait_until_stopped(match_dir, signal.SIGHUP)["match_state"] == "aborted"
+    deadline = time.monotonic() + STOP_SECONDS
+    while demo_processes(clone) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert demo_processes(clone) == [], "the demo's process outlived its closed terminal"
 
 
 def test_sigterm_to_the_live_app_aborts_naming_it(clone, tmp_path):

@@ -17,6 +17,7 @@ import asyncio
 import os
 import signal
 from pathlib import Path
+from typing import BinaryIO
 
 from aoe_tui.agents.protocol import AgentFiles, AgentResult, Usage, read_result, read_usage
 from aoe_tui.agents.sandbox import PreparedSandbox, Sandbox
@@ -28,7 +29,8 @@ class AgentProcess:
         self.territory_id = territory_id
         self.files = files
         self._process: asyncio.subprocess.Process | None = None
-        self._stdout = self._stderr = None
+        self._stdout: BinaryIO | None = None
+        self._stderr: BinaryIO | None = None
         self._sandbox: PreparedSandbox | None = None
         self._reaper: asyncio.Future | None = None
 
@@ -58,11 +60,11 @@ class AgentProcess:
         finally:
             if self._sandbox:
                 self._sandbox.close_fds()
-        self._reaper = asyncio.ensure_future(self._close_when_exited())
+        self._reaper = asyncio.ensure_future(self._close_when_exited(self._process))
 
-    async def _close_when_exited(self) -> None:
+    async def _close_when_exited(self, process: asyncio.subprocess.Process) -> None:
         """The referee may only poll `exited`; the logs and the confinement are undone as soon as it exits."""
-        await self._process.wait()
+        await process.wait()
         self._close_logs()
 
     @property

@@ -136,8 +136,8 @@ class PreparedSandbox:
         if holders:
             args += _dirs_between(max(holders, key=lambda p: len(p.parts)), s.writable)
         args += ["--bind", str(s.writable), str(s.writable)]
-        for directory in sorted({str(Path(p).parent) for p in self.fds} - {"/etc"}):
-            args += ["--perms", "0755", "--dir", directory]
+        for parent in sorted({str(Path(p).parent) for p in self.fds} - {"/etc"}):
+            args += ["--perms", "0755", "--dir", parent]
         for path, fd in self.fds.items():
             args += ["--perms", "0444", "--ro-bind-data", str(fd), path]
         args += [

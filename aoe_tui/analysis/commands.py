@@ -405,13 +405,13 @@ def _service(args: list[str], command: SimpleCommand) -> Effect:
 
 
 def _journalctl(args: list[str], command: SimpleCommand) -> Effect:
-    units = set()
+    names = []
     for index, arg in enumerate(args):
         if arg in ("-u", "--unit") and index + 1 < len(args):
-            units.add(unit_name(args[index + 1]))
+            names.append(unit_name(args[index + 1]))
         elif arg.startswith("--unit="):
-            units.add(unit_name(arg.split("=", 1)[1]))
-    return of_kind(DISCOVERY, service_units=units - {None})
+            names.append(unit_name(arg.split("=", 1)[1]))
+    return of_kind(DISCOVERY, service_units={name for name in names if name is not None})
 
 
 def _sqlite3(args: list[str], command: SimpleCommand) -> Effect:

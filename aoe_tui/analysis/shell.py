@@ -83,7 +83,7 @@ class _Lexer:
         self.text = text
         self.pos = 0
         self.tokens: list[_Token] = []
-        self.pending_heredocs: list[tuple[_Token, str, bool]] = []
+        self.pending_heredocs: list[tuple[list[str], str, bool]] = []  # (body to fill, delimiter, strip tabs)
 
     def run(self) -> list[_Token]:
         text = self.text
@@ -103,8 +103,9 @@ class _Lexer:
             elif self._read_operator():
                 pass
             else:
-                self.tokens.append(_Token(word=self._read_word()))
-                self._register_heredoc_delimiter()
+                word = self._read_word()
+                self.tokens.append(_Token(word=word))
+                self._register_heredoc_delimiter(word)
         return self.tokens
 
     def _read_operator(self) -> bool:
@@ -125,21 +126,23 @@ class _Lexer:
         if previous.isdigit() and start > 0 and self.text[start - 1].isdigit():
             self.tokens.pop()
 
-    def _register_heredoc_delimiter(self) -> None:
+    def _register_heredoc_delimiter(self, delimiter: _Word) -> None:
+        """`delimiter` was just read: right after a heredoc operator, the body to read at the next newline ends at it."""
         if len(self.tokens) >= 2 and self.tokens[-2].operator in _HEREDOCS:
             operator_token = self.tokens[-2]
-            operator_token.heredoc_body = []
-            self.pending_heredocs.append((operator_token, self.tokens[-1].word.value, operator_token.operator == "<<-"))
+            body: list[str] = []
+            operator_token.heredoc_body = body
+            self.pending_heredocs.append((body, delimiter.value, operator_token.operator == "<<-"))
 
     def _read_heredoc_bodies(self) -> None:
-        for token, delimiter, strip_tabs in self.pending_heredocs:
+        for body, delimiter, strip_tabs in self.pending_heredocs:
             while self.pos < len(self.text):
                 end = self.text.find("\n", self.pos)
                 line = self.text[self.pos : len(self.text) if end < 0 else end]
                 self.pos = len(self.text) if end < 0 else end + 1
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:
                     break
-                token.heredoc_body.append(line)
+                body.append(line)
         self.pending_heredocs = []
 
     def _read_word(self) -> _Word:
@@ -264,7 +267,7 @@ def parse_script(script: str) -> list[SimpleCommand]:
                     stdin_text = target.value
                 else:
                     redirects.append(Redirect(token.operator, target.value))
-        else:
+        elif token.word is not None:
             commands.extend(_substituted_commands(token.word))
             argv.append(token.word.value)
         index += 1

@@ -65,7 +65,7 @@ class BenchmarkRunner(Stoppable):
         self.fresh = fresh
         self.replays = replays
         self.report = report
-        self.plan = []
+        self.plan: list[dict[str, Any]] = []
         for index, (manifest_path, rounds) in enumerate(arenas, 1):
             manifest = load_manifest(manifest_path)
             self.plan.append(
@@ -93,7 +93,7 @@ class BenchmarkRunner(Stoppable):
         except asyncio.CancelledError:
             if self.stop_reason is None:
                 raise
-            asyncio.current_task().uncancel()
+            self._take_back_cancel()
             self._update()
             raise SeriesStopped(self.stop_reason) from None
         except SeriesStopped:

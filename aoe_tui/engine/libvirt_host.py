@@ -117,6 +117,7 @@ class LibvirtProvider:
             )
         await self.runtime.start()
         user = self.runtime.qemu_user
+        assert user is not None, "MatchRuntime.start() chooses the QEMU user"
         recorder.progress(
             "boot",
             f"QEMU runs as uid {user.uid} ({user.reason})"

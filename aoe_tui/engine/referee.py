@@ -143,7 +143,7 @@ class Referee:
             return
         task = asyncio.ensure_future(self._evaluate(territory_id))
         self._busy[territory_id] = task
-        task.add_done_callback(lambda _t, tid=territory_id: self._busy.pop(tid, None))
+        task.add_done_callback(lambda _task: self._busy.pop(territory_id, None))
 
     def _next_eligible(self, territory_id: str) -> Milestone | None:
         territory = self.world.territories.get(territory_id)

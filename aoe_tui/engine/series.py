@@ -138,7 +138,7 @@ class SeriesRunner(Stoppable):
         except asyncio.CancelledError:
             if self.stop_reason is None:
                 raise
-            asyncio.current_task().uncancel()
+            self._take_back_cancel()
             self._set_aside_leftovers()
             self.report(
                 f"series stopped ({self.stop_reason}): {self.checkpoint['rounds_completed']}/"

@@ -25,7 +25,8 @@ _WHY = {
 
 def stop_reason(signum: int) -> str:
     """The abort reason recorded in the event log for a match stopped by `signum`."""
-    return f"the aoe process was {_WHY.get(signum, signal.Signals(signum).name)}"
+    stopped_by = signal.Signals(signum)
+    return f"the aoe process was {_WHY.get(stopped_by, stopped_by.name)}"
 
 
 def exit_status(signum: int) -> int:
@@ -57,6 +58,11 @@ class Stoppable:
     stop_reason: str | None = None
     _task: asyncio.Task | None = None
     current: Stoppable | None = None
+
+    def _take_back_cancel(self) -> None:
+        """The stop this run asked for has cancelled its task: undo that, so the run can record the stop and end."""
+        if self._task is not None:
+            self._task.uncancel()
 
     def request_stop(self, reason: str) -> bool:
         """Stop with `reason` recorded; returns whether this request was the one taken."""

@@ -95,7 +95,9 @@ async def _drain(process: asyncio.subprocess.Process, stdout: HeadTail, stderr: 
             if stdout.total + stderr.total > PIPE_CAP_BYTES:
                 raise _CapReached()
 
-    pumps = [asyncio.ensure_future(pump(process.stdout, stdout)), asyncio.ensure_future(pump(process.stderr, stderr))]
+    out, err = process.stdout, process.stderr
+    assert out is not None and err is not None, "run_verifier starts the verifier with both pipes"
+    pumps = [asyncio.ensure_future(pump(out, stdout)), asyncio.ensure_future(pump(err, stderr))]
     try:
         await asyncio.gather(*pumps)
     finally:

@@ -131,6 +131,6 @@ def _devices(devices: ET.Element, spec: DomainSpec) -> None:
 
 
 def _text(parent: ET.Element, tag: str, text: str, **attributes: str) -> ET.Element:
-    element = ET.SubElement(parent, tag, **attributes)
+    element = ET.SubElement(parent, tag, attrib=attributes)
     element.text = text
     return element

@@ -154,7 +154,11 @@ class GuestSSH:
             preferred_auth="publickey",
         )
         if not pinned:
-            self.keys.pin(self.host, self.port, connection.get_server_host_key())
+            key = connection.get_server_host_key()
+            if key is None:  # only a key exchange without host keys (GSS) gives none; our guests never offer one
+                connection.close()
+                raise AoeError(f"{self.label}: SSH on {self.host}:{self.port} offered no host key to pin")
+            self.keys.pin(self.host, self.port, key)
         return connection
 
     async def _fail_if_gone(self) -> None:

@@ -19,7 +19,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.fleet_option import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.manifest_file import checked_manifest
-from aoe_tui.store.saved_match import SavedMatch, load_match
+from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
 from aoe_tui.store.series_source import collection_kind
 from aoe_tui.store.summary import match_summary_lines
 
@@ -41,13 +41,13 @@ def replay(args: argparse.Namespace) -> int:
         from aoe_tui.cli.app_launch import open_series
 
         return open_series(args.path, as_json=args.json)
-    match = load_match(args.path)
     if args.json:
-        _print_json(match.world.to_json())
+        _print_json(load_match(args.path).world.to_json())
         return 0
     from aoe_tui.cli.app_launch import open_replay
 
-    return open_replay(match)
+    # A long log opens on its start; the match screen reads the rest in the background.
+    return open_replay(load_match(args.path, preview_bytes=PREVIEW_BYTES))
 
 
 def inspect(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from aoe_tui.store.timeline import TimelineIndex, copy_world
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
 SINGLE_FILE_TYPE = "agents-of-empires.match"
+PREVIEW_BYTES = 1 << 20  # what the app reads of a long log before its first frame (about 5 000 events)
 T = TypeVar("T")
 
 
@@ -80,6 +81,9 @@ class SavedMatch:
     """A single-file match's `match` object (name, slug, listed, fog_of_war), kept so an export keeps it."""
     timeline: TimelineIndex | None = None
     """The index read with an event log (its events are `events`); None until a view builds one."""
+    pending_log: Path | None = None
+    """An event log of which only the start was read (`load_match(preview_bytes=...)`): the events, world
+    and timeline are those of that start, and `load_match` without a preview reads the whole match."""
 
     @property
     def has_timeline(self) -> bool:
@@ -158,14 +162,20 @@ def _read_tool_trace(path: Path) -> list[ToolTraceEntry]:
     return entries
 
 
-def load_match(path: Path | str) -> SavedMatch:
+def load_match(
+    path: Path | str, progress: Callable[[float], None] | None = None, preview_bytes: int | None = None
+) -> SavedMatch:
+    """The match at `path`; `progress` hears how much of an event log was read.
+
+    With `preview_bytes`, an event log longer than that is read only up to it (its last whole line) and
+    named in `pending_log`: the app opens a long match on its start and reads the rest in the background."""
     path = Path(path)
     if not path.exists():
         raise AoeError(f"{path}: no such file or directory")
     if path.is_dir():
-        return _load_directory(path)
+        return _load_directory(path, progress, preview_bytes)
     if path.name == EVENTS:
-        return _load_directory(path.parent)
+        return _load_directory(path.parent, progress, preview_bytes)
     data = _read_json(path, "a saved match")
     if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
         return match_from_document(path, data)
@@ -257,12 +267,27 @@ def _agents_from(manifest: Manifest | None, world: World) -> dict[str, AgentInfo
     return agents
 
 
-def _load_directory(directory: Path) -> SavedMatch:
+def _read_timeline(
+    path: Path, progress: Callable[[float], None] | None, preview_bytes: int | None
+) -> tuple[TimelineIndex | None, bool]:
+    """(the log's index, whether only its start was read) of an event log, or (None, False) when there is none."""
+    if not path.exists():
+        return None, False
+    if preview_bytes is not None and path.stat().st_size > preview_bytes:
+        with open(path, "rb") as log:
+            start = log.read(preview_bytes)
+        return TimelineIndex.from_log(start[: start.rfind(b"\n") + 1], str(path)), True
+    return TimelineIndex.from_log(read_log_bytes(path), str(path), progress), False
+
+
+def _load_directory(
+    directory: Path, progress: Callable[[float], None] | None = None, preview_bytes: int | None = None
+) -> SavedMatch:
     layout = MatchLayout.published_or_nested(directory)
     events_path, world_path = layout.events, layout.world
     if not events_path.exists() and not world_path.exists():
         raise AoeError(f"{directory}: no match here (neither {events_path.name} nor {world_path.name})")
-    timeline = TimelineIndex.from_log(read_log_bytes(events_path), str(events_path)) if events_path.exists() else None
+    timeline, preview = _read_timeline(events_path, progress, preview_bytes)
     events = timeline.events if timeline is not None else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []
@@ -286,6 +311,7 @@ def _load_directory(directory: Path) -> SavedMatch:
         directory=directory,
         skipped=skipped,
         timeline=timeline if events else None,
+        pending_log=events_path if preview else None,
     )
     if not events and recorded is not None:
         match.shape = "world-only"

@@ -191,7 +191,7 @@ async def test_add_events_grows_the_timeline_and_a_following_cursor_stays_at_the
             screen.add_events([event])
         await pilot.pause()
         assert screen.playback.position == len(events) - 1
-        assert screen.query_one(EventList).table.row_count == len(screen.query_one(EventList).rows.rows)
+        assert screen.query_one(EventList).table.row_count == len(screen.query_one(EventList).rows)
         assert any(m.kind == "finish" for m in screen.session.markers)
         await pilot.press("home")
         screen.add_events([events[-1].model_copy(update={"sequence": len(events)})])

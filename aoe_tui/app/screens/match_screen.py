@@ -9,13 +9,16 @@ following the end stays there.
 
 from __future__ import annotations
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
+from aoe_tui.store.saved_match import load_match
 from aoe_tui.app.commands import MatchCommands
 from aoe_tui.app.widgets.event_list import EventList
 from aoe_tui.app.view.event_rows import EventFilter
@@ -80,6 +83,7 @@ class MatchScreen(Screen[None]):
         self.session = session
         self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
         self._agents = [a for a in session.match.agents]
+        self.reading: float | None = None  # how much of a long log the background read has done
 
     def compose(self) -> ComposeResult:
         match = self.session.match
@@ -99,7 +103,7 @@ class MatchScreen(Screen[None]):
         yield TimelineScrubber(id="scrubber")
         with TabbedContent(id="lower"):
             with TabPane("Events", id="tab-events"):
-                yield EventList(self.session.timeline.events, id="events")
+                yield EventList(self.session.timeline, self.session.rows, id="events")
             for index, agent_id in enumerate(self._agents):
                 with TabPane(literal(f"Tools · {agent_id}"), id=f"tab-feed-{index}"):
                     yield ToolFeed(agent_id, self.session.tool_calls[agent_id], id=f"feed-{index}")
@@ -110,6 +114,9 @@ class MatchScreen(Screen[None]):
             self.playback.end()
         self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)
         self.refresh_cursor()
+        if self.session.match.pending_log is not None:
+            self.reading = 0.0
+            self.call_after_refresh(self._read_whole_log)  # the first frame is drawn before the read begins
         skipped = self.session.match.skipped_files()
         if skipped:
             self.notify(
@@ -154,7 +161,41 @@ class MatchScreen(Screen[None]):
         if not self.session.has_timeline:
             return "no timeline: final state only"
         state = "▶ playing" if self.playback.playing else "paused"
-        return f"{self._where()} · {self.playback.speed}x {state}"
+        reading = f"reading the log {self.reading:.0%} · " if self.reading is not None else ""
+        return f"{reading}{self._where()} · {self.playback.speed}x {state}"
+
+    # -- a long log, read while its start is shown -----------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="read-log")
+    def _read_whole_log(self) -> None:
+        """The whole match and everything the screen derives from it, off the UI thread; then one swap."""
+        source = self.session.match.source
+        try:
+            session = MatchSession(load_match(source, progress=self._report_reading))
+        except AoeError as error:
+            self.app.call_from_thread(self._reading_failed, str(error))
+            return
+        self.app.call_from_thread(self._show_whole_match, session)
+
+    def _report_reading(self, fraction: float) -> None:
+        self.app.call_from_thread(self._show_reading, fraction)
+
+    def _show_reading(self, fraction: float) -> None:
+        self.reading = fraction
+        self.refresh_cursor()
+
+    def _reading_failed(self, error: str) -> None:
+        self.reading = None
+        self.notify(error, severity="error", title="the rest of the log could not be read", timeout=15)
+        self.refresh_cursor()
+
+    async def _show_whole_match(self, session: MatchSession) -> None:
+        """Every widget rebuilt on the whole match; the cursor stays where the user left it."""
+        self.session, self.reading = session, None
+        self.playback.timeline = session.timeline
+        self._agents = list(session.match.agents)
+        await self.recompose()
+        self.refresh_cursor()
 
     def _where(self) -> str:
         return f"event {self.playback.position + 1}/{len(self.session.timeline)}"
@@ -243,7 +284,7 @@ class MatchScreen(Screen[None]):
     def filter_options(self, field: str) -> list[str]:
         timeline = self.session.timeline
         if field == "kind":
-            return sorted({event.kind for event in timeline.events})
+            return sorted(timeline.columns.kind_names)
         if field == "territory":
             return self.session.territory_ids()
         return list(self.session.match.agents)

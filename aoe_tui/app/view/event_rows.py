@@ -11,12 +11,15 @@ event (actor, summary) comes from `domain.event_text`, as the headless lines do.
 from __future__ import annotations
 
 import bisect
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.event_text import actor, summary
 from aoe_tui.domain.events import EventBase
-from aoe_tui.store.markers import find_stalls
+from aoe_tui.store.timeline import EventColumns, TimelineIndex
 
 
 @dataclass(frozen=True)
@@ -25,11 +28,14 @@ class EventFilter:
     territory: str | None = None
     agent: str | None = None
 
-    def accepts(self, event: EventBase) -> bool:
-        return (
-            (self.kind is None or event.kind == self.kind)
-            and (self.territory is None or event.territory_id == self.territory)
-            and (self.agent is None or event.agent_id == self.agent)
+    def accepted(self, columns: EventColumns) -> Callable[[int], bool] | None:
+        """Whether the event at a position passes, read from the columns (None: every event passes)."""
+        if self.kind is None and self.territory is None and self.agent is None:
+            return None
+        return lambda position: (
+            (self.kind is None or columns.kind(position) == self.kind)
+            and (self.territory is None or columns.territory(position) == self.territory)
+            and (self.agent is None or columns.agent(position) == self.agent)
         )
 
     def describe(self) -> str:
@@ -62,47 +68,67 @@ class EventRow:
         return bisect.bisect_right(self.failure_positions or self.positions, position)
 
 
-class EventRows:
-    """The rows for one filter over a whole timeline; `visible(position)` is the prefix begun by then."""
+class EventRows(Sequence[EventRow]):
+    """The rows for one filter over a whole timeline; the rows visible at a cursor are a prefix.
 
-    def __init__(self, events: list[EventBase], event_filter: EventFilter) -> None:
-        self.events = events
+    A million-event match has hundreds of thousands of rows, so rows are kept as two columns (the first
+    position of each row, and its stall or -1) and an `EventRow` is made when one is shown."""
+
+    def __init__(self, timeline: TimelineIndex, event_filter: EventFilter) -> None:
+        self.events = timeline.events
         self.event_filter = event_filter
-        self.rows = self._build()
-        self._firsts = [row.first_position for row in self.rows]
-
-    def _build(self) -> list[EventRow]:
-        stall_of: dict[int, str] = {}
-        failures: set[int] = set()
-        for stall in find_stalls(self.events):
-            failures.update(stall.positions)
+        self._stalls = timeline.markers.stalls()
+        self._accepted = event_filter.accepted(timeline.columns)
+        self._firsts, self._row_stall = array("q"), array("i")
+        stall_at = array("i", [-1]) * len(timeline)
+        for number, stall in enumerate(self._stalls):
             for position in stall.positions + stall.evaluation_positions:
-                stall_of[position] = f"stall-{stall.first_position}"
-        rows: list[EventRow] = []
-        stall_rows: dict[str, EventRow] = {}
-        for position, event in enumerate(self.events):
-            if not self.event_filter.accepts(event):
+                stall_at[position] = number
+        begun: set[int] = set()
+        accepted = self._accepted
+        for position, stall in enumerate(stall_at):
+            if accepted is not None and not accepted(position):
                 continue
-            stall_key = stall_of.get(position)
-            if stall_key is None:
-                rows.append(EventRow(f"event-{position}", [position]))
-            else:
-                if stall_key not in stall_rows:
-                    stall_rows[stall_key] = EventRow(stall_key)
-                    rows.append(stall_rows[stall_key])
-                stall_rows[stall_key].positions.append(position)
-                if position in failures:
-                    stall_rows[stall_key].failure_positions.append(position)
-        return rows
+            if stall >= 0:
+                if stall in begun:
+                    continue
+                begun.add(stall)
+            self._firsts.append(position)
+            self._row_stall.append(stall)
+
+    def __len__(self) -> int:
+        return len(self._firsts)
+
+    @overload
+    def __getitem__(self, index: int) -> EventRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[EventRow]: ...
+    def __getitem__(self, index: int | slice) -> EventRow | list[EventRow]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        first, number = self._firsts[index], self._row_stall[index]
+        if number < 0:
+            return EventRow(f"event-{first}", [first])
+        stall = self._stalls[number]
+        keep = self._accepted or (lambda position: True)
+        return EventRow(
+            f"stall-{stall.first_position}",
+            sorted(p for p in stall.positions + stall.evaluation_positions if keep(p)),
+            [p for p in stall.positions if keep(p)],
+        )
+
+    def visible_count(self, position: int) -> int:
+        """How many rows have begun by `position`."""
+        return bisect.bisect_right(self._firsts, position)
 
     def visible(self, position: int) -> list[EventRow]:
-        return self.rows[: bisect.bisect_right(self._firsts, position)]
+        return self[: self.visible_count(position)]
 
     def cells(self, row: EventRow, position: int) -> tuple[str, str, str, str]:
         return row_cells(row, self.events, position)
 
 
-def row_cells(row: EventRow, events: list[EventBase], position: int) -> tuple[str, str, str, str]:
+def row_cells(row: EventRow, events: Sequence[EventBase], position: int) -> tuple[str, str, str, str]:
     first = events[row.failure_positions[0] if row.failure_positions else row.first_position]
     count = row.count_at(position)
     if not row.is_stall or count <= 1:

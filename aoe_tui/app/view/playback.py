@@ -54,7 +54,7 @@ class Playback:
 
     def go_to_position(self, position: int) -> None:
         self.position = max(-1, min(position, self.last_position))
-        self.elapsed_ms = self.timeline.events[self.position].elapsed_ms if self.position >= 0 else 0
+        self.elapsed_ms = self.timeline.elapsed_at(self.position) if self.position >= 0 else 0
         self.following = self.position == self.last_position
 
     def go_to_time(self, elapsed_ms: int) -> None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 from aoe_tui.analysis.match_analyses import match_analyses
 from aoe_tui.domain.analysis import Analysis
 from aoe_tui.domain.events import EventBase
-from aoe_tui.store.markers import Marker, find_markers
+from aoe_tui.store.markers import Marker
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.timeline import TimelineIndex
-from aoe_tui.app.view.tool_calls import ToolCallIndex, agent_start_ms, agent_tool_calls
+from aoe_tui.app.view.event_rows import EventFilter, EventRows
+from aoe_tui.app.view.tool_calls import ToolCallIndex, agent_tool_calls
 
 
 class MatchSession:
@@ -23,10 +24,11 @@ class MatchSession:
         self.timeline = match.timeline or TimelineIndex(
             match.events, initial=None if match.has_timeline else match.world
         )
-        self.markers: list[Marker] = find_markers(self.timeline.events)
+        self.markers: list[Marker] = self.timeline.markers.markers()
+        self.rows = EventRows(self.timeline, EventFilter())  # the event list's first rows, built with the rest
         found = match_analyses(match)
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
-        self.start_ms = {agent: agent_start_ms(match.events, agent) for agent in match.agents}
+        self.start_ms = {agent: self._start_ms(agent) for agent in match.agents}
         self.tool_calls = {
             agent: ToolCallIndex(
                 agent_tool_calls(match, agent, self.analyses[agent], self.start_ms[agent])
@@ -35,6 +37,11 @@ class MatchSession:
             )
             for agent in match.agents
         }
+
+    def _start_ms(self, agent_id: str) -> int:
+        """When the agent started on the match clock (0 when no event says)."""
+        started = self.timeline.columns.first("agent_started", agent_id)
+        return self.timeline.elapsed_at(started) if started is not None else 0
 
     @property
     def has_timeline(self) -> bool:
@@ -64,4 +71,4 @@ class MatchSession:
             self.timeline.append(event)
             if event.kind == "agent_started" and event.agent_id:
                 self.start_ms[event.agent_id] = event.elapsed_ms
-        self.markers = find_markers(self.timeline.events)
+        self.markers = self.timeline.markers.markers()

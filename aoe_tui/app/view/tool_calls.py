@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from aoe_tui.domain.analysis import Analysis, AnalysisAction
-from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.transcript import ToolTraceEntry
 from aoe_tui.store.saved_match import SavedMatch
 
@@ -54,11 +53,6 @@ class ToolCall:
         else:
             detail["output_excerpt"] = self.output_excerpt
         return detail
-
-
-def agent_start_ms(events: list[EventBase], agent_id: str) -> int:
-    started = next((e for e in events if e.kind == "agent_started" and e.agent_id == agent_id), None)
-    return started.elapsed_ms if started is not None else 0
 
 
 def _command_of(entry: ToolTraceEntry | None) -> str:

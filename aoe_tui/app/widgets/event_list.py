@@ -1,8 +1,9 @@
-"""The event list under the scrubber: every event up to the cursor, filtered, stalls collapsed.
+"""The event list under the scrubber: the events up to the cursor, filtered, stalls collapsed.
 
-The table keeps its rows between cursor moves: moving forward adds rows at
-the end, moving back removes them, a growing stall row updates its cells in
-place. Only a filter change rebuilds the table.
+The table holds a window of at most `2 * WINDOW` rows ending at the cursor, never a long match's hundreds
+of thousands: moving forward adds rows at the end, moving back removes them, a growing stall row updates
+its cells in place; a jump, or a window grown past its size, refills it with the `WINDOW` rows before the
+cursor. A filter change rebuilds it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from aoe_tui.domain.events import EventBase
 from aoe_tui.app.view.event_rows import EventFilter, EventRow, EventRows
+from aoe_tui.store.timeline import TimelineIndex
 from aoe_tui.app.widgets.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 REBUILD_AFTER_REMOVING = 50
+WINDOW = 200
 COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
 
 
@@ -29,11 +31,12 @@ class EventList(Vertical):
             super().__init__()
             self.positions = positions
 
-    def __init__(self, events: list[EventBase], **kwargs) -> None:
+    def __init__(self, timeline: TimelineIndex, rows: EventRows, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.events = events
-        self.rows = EventRows(events, EventFilter())
+        self.timeline = timeline
+        self.rows = rows
         self.position = -1
+        self._start = 0  # the row number of the table's first row
         self._shown: list[EventRow] = []
         self._cells: dict[str, tuple[str, ...]] = {}
 
@@ -56,9 +59,8 @@ class EventList(Vertical):
         return self.rows.event_filter
 
     def set_filter(self, event_filter: EventFilter) -> None:
-        self.rows = EventRows(self.events, event_filter)
-        self.table.clear()
-        self._shown, self._cells = [], {}
+        self.rows = EventRows(self.timeline, event_filter)
+        self._clear(0)
         self._show_filter()
         self.sync(self.position)
 
@@ -69,17 +71,21 @@ class EventList(Vertical):
         changed (an event that turned out to start a stall): a live tick touches the last rows, and
         rebuilding a long match's table on every tick would cost more than the tick itself.
         """
-        self.rows = EventRows(self.events, self.event_filter)
+        self.rows = EventRows(self.timeline, self.event_filter)
         unchanged = 0
-        for shown, row in zip(self._shown, self.rows.rows):
+        for shown, row in zip(self._shown, self.rows[self._start : self._start + len(self._shown)]):
             if shown.key != row.key:
                 break
             unchanged += 1
         for gone in self._shown[unchanged:]:
             self.table.remove_row(gone.key)
             del self._cells[gone.key]
-        self._shown = self.rows.rows[:unchanged]
+        self._shown = self._shown[:unchanged]
         self.sync(self.position)
+
+    def _clear(self, start: int) -> None:
+        self.table.clear()
+        self._start, self._shown, self._cells = start, [], {}
 
     def _show_filter(self) -> None:
         shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"
@@ -88,18 +94,18 @@ class EventList(Vertical):
     def sync(self, position: int) -> None:
         self.position = position
         table = self.table
-        visible = self.rows.visible(position)
-        if len(self._shown) - len(visible) > REBUILD_AFTER_REMOVING:
-            table.clear()  # one clear beats hundreds of single removals on a long jump back
-            self._shown, self._cells = [], {}
-        while len(self._shown) > len(visible):
+        count = self.rows.visible_count(position)
+        end = self._start + len(self._shown)
+        if end - count > REBUILD_AFTER_REMOVING or count < self._start or count - self._start > 2 * WINDOW:
+            self._clear(max(count - WINDOW, 0))  # one clear beats hundreds of single removals on a jump
+        while self._start + len(self._shown) > count:
             row = self._shown.pop()
             table.remove_row(row.key)
             del self._cells[row.key]
         for row in self._shown:
             if row.is_stall:
                 self._update(row)
-        for row in visible[len(self._shown) :]:
+        for row in self.rows[self._start + len(self._shown) : count]:
             cells = self.rows.cells(row, position)
             table.add_row(*cells, key=row.key)
             self._cells[row.key] = cells

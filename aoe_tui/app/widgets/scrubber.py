@@ -45,6 +45,7 @@ class TimelineScrubber(Widget, can_focus=False):
         self.markers: list[Marker] = []
         self.status = ""
         self._dragging = False
+        self._columns: tuple[tuple[int, int, int, int], dict[int, str]] | None = None
 
     def show(self, elapsed_ms: int, duration_ms: int, markers: list[Marker], status: str) -> None:
         changed = (elapsed_ms, duration_ms, status, len(markers)) != (
@@ -68,16 +69,24 @@ class TimelineScrubber(Widget, can_focus=False):
             return 0
         return round(min(max(x, 0), width - 1) / (width - 1) * self.duration_ms)
 
+    def _marked_columns(self, width: int) -> dict[int, str]:
+        """The strongest marker of each column, worked out once per width, duration and marker list:
+        a long match has thousands of markers and the cursor moves every frame."""
+        key = (id(self.markers), len(self.markers), width, self.duration_ms)
+        if self._columns is None or self._columns[0] != key:
+            marks: dict[int, str] = {}
+            for marker in self.markers:
+                column = self._column(marker.elapsed_ms, width)
+                current = marks.get(column)
+                if current is None or MARKER_PRIORITY.index(marker.kind) > MARKER_PRIORITY.index(current):
+                    marks[column] = marker.kind
+            self._columns = key, marks
+        return self._columns[1]
+
     def render(self) -> Content:
         width = max(self.content_region.width, 2)
-        marks: dict[int, str] = {}
-        for marker in self.markers:
-            column = self._column(marker.elapsed_ms, width)
-            current = marks.get(column)
-            if current is None or MARKER_PRIORITY.index(marker.kind) > MARKER_PRIORITY.index(current):
-                marks[column] = marker.kind
         marker_row = [(" ", "")] * width
-        for column, kind in marks.items():
+        for column, kind in self._marked_columns(width).items():
             marker_row[column] = MARKER_GLYPHS[kind]
         cursor = self._column(self.elapsed_ms, width)
         track = [("━", "$accent") if x < cursor else ("─", "$text-muted") for x in range(width)]

@@ -11,8 +11,11 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.store.saved_match import PREVIEW_BYTES, load_match
 from aoe_tui.app.widgets.literal import LiteralTable
 from aoe_tui.app.view.match_catalog import CatalogEntry, build_catalog
+from aoe_tui.app.view.summary_cache import SummaryCache
 
 # Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
 # What a user scans for comes first, so at 80 columns the match, its state, winner and duration still show.
@@ -52,8 +55,8 @@ class BrowserScreen(Screen[None]):
 
     @work(thread=True, exclusive=True)
     def scan(self) -> None:
-        """Loading every match reads every events file: off the UI thread."""
-        entries = build_catalog(self.roots)
+        """Reading a match not seen before reads its whole log: off the UI thread."""
+        entries = build_catalog(self.roots, SummaryCache())
         self.app.call_from_thread(self._show, entries)
 
     def _show(self, entries: list[CatalogEntry]) -> None:
@@ -76,7 +79,12 @@ class BrowserScreen(Screen[None]):
             self._open(self.entries[key])
 
     def _open(self, entry: CatalogEntry) -> None:
-        if entry.match is None:
-            self.notify(entry.error or "cannot open this match", severity="error")
+        if entry.error:
+            self.notify(entry.error, severity="error")
             return
-        self.app.open_match(entry.match)
+        try:  # listed from its cached summary: read now (a long log on its start, the rest in the background)
+            match = entry.match or load_match(entry.path, preview_bytes=PREVIEW_BYTES)
+        except AoeError as error:
+            self.notify(str(error), severity="error")
+            return
+        self.app.open_match(match)

@@ -6,12 +6,14 @@ Anything `load_match` opens counts: match directories (a folder with
 so a broken artifact is visible instead of silently missing. A log that
 ends without a final state (a match still running, or one whose process was
 killed) reads "unfinished", not the "preparing" or "running" it stopped in.
+A match read once is listed from its cached summary (`summary_cache`) until
+one of its files changes; opening it loads it then.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.match_layout import holds_match
 from aoe_tui.store.saved_match import SavedMatch, load_match
+from aoe_tui.app.view.summary_cache import SummaryCache
 
 MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
 FINAL_STATES = ("finished", "aborted")
@@ -35,8 +38,12 @@ class CatalogEntry:
     winner: str
     duration: str
     events: int
-    match: SavedMatch | None = None
+    match: SavedMatch | None = None  # the loaded match, when listing it had to load it
     error: str | None = None
+
+    def summary(self) -> dict[str, str | int]:
+        """What the row shows, as cached (not the path, the match or an error)."""
+        return {key: value for key, value in asdict(self).items() if key in SUMMARY_FIELDS}
 
     def cells(self) -> tuple[str, ...]:
         if self.error:
@@ -79,13 +86,16 @@ def match_date(match: SavedMatch) -> str:
     return datetime.fromtimestamp(match.source.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-def catalog_entry(path: Path) -> CatalogEntry:
+def catalog_entry(path: Path, cache: SummaryCache | None = None) -> CatalogEntry:
+    cached = cache.get(path) if cache is not None else None
+    if cached is not None:
+        return CatalogEntry(path, **cached)
     try:
         match = load_match(path)
     except AoeError as error:
         return CatalogEntry(path, path.name, "", "", "", "", "", 0, error=str(error))
     world = match.world
-    return CatalogEntry(
+    entry = CatalogEntry(
         path,
         match.name,
         match.arena_name,
@@ -96,6 +106,9 @@ def catalog_entry(path: Path) -> CatalogEntry:
         len(match.events),
         match=match,
     )
+    if cache is not None:
+        cache.put(path, entry.summary())
+    return entry
 
 
 def final_state(match: SavedMatch) -> str:
@@ -103,5 +116,12 @@ def final_state(match: SavedMatch) -> str:
     return state if state in FINAL_STATES else "unfinished"
 
 
-def build_catalog(roots: list[Path]) -> list[CatalogEntry]:
-    return [catalog_entry(path) for path in find_match_paths(roots)]
+def build_catalog(roots: list[Path], cache: SummaryCache | None = None) -> list[CatalogEntry]:
+    """Every match under `roots`; with `cache`, matches seen before are listed without reading them."""
+    entries = [catalog_entry(path, cache) for path in find_match_paths(roots)]
+    if cache is not None:
+        cache.save()
+    return entries
+
+
+SUMMARY_FIELDS = [f.name for f in fields(CatalogEntry) if f.name not in ("path", "match", "error")]

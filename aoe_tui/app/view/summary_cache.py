@@ -1,0 +1,78 @@
+"""Match summaries remembered between listings, so the browser never re-reads a whole log it has seen.
+
+A summary (what the browser's row shows) is kept under the file stamps (size and modification time, to the
+nanosecond) of every file it was read from: the record (event log, world, single file) and the files that
+name it (arena, provenance). Any change to one of them, or a file appearing or going, reads the match
+again. One JSON file under the cache folder (`aoe_tui` in `XDG_CACHE_HOME`) holds them all, replaced whole
+when a listing found something new; a damaged one is ignored and rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aoe_tui.runtime.paths import cache_root
+from aoe_tui.store.atomic_file import write_text_atomic
+from aoe_tui.store.match_layout import MatchLayout
+
+CACHE_VERSION = 1
+
+
+def cache_file() -> Path:
+    return cache_root() / "match-summaries.json"
+
+
+def _stamps(path: Path) -> list[list[Any]]:
+    """[name, size, mtime_ns] of each file a summary of `path` is read from (absent files count too)."""
+    if path.is_dir():
+        layout = MatchLayout.published_or_nested(path)
+        files = [layout.events, layout.world, layout.arena, layout.provenance]
+    else:
+        files = [path]
+    stamps = []
+    for file in files:
+        try:
+            stat = file.stat()
+        except OSError:
+            stamps.append([file.name, None, None])
+            continue
+        stamps.append([file.name, stat.st_size, stat.st_mtime_ns])
+    return stamps
+
+
+class SummaryCache:
+    def __init__(self, file: Path | None = None) -> None:
+        self.file = file or cache_file()
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._changed = False
+        try:
+            saved = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(saved, dict) and saved.get("version") == CACHE_VERSION:
+            self._entries = saved.get("matches") or {}
+
+    def get(self, path: Path) -> dict[str, Any] | None:
+        """The summary kept for `path`, if none of its files changed since."""
+        entry = self._entries.get(str(path.resolve()))
+        if entry is None or entry.get("stamps") != _stamps(path):
+            return None
+        return entry["summary"]
+
+    def put(self, path: Path, summary: dict[str, Any]) -> None:
+        self._entries[str(path.resolve())] = {"stamps": _stamps(path), "summary": summary}
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the summaries back if a listing added any (a cache folder that cannot be written is skipped)."""
+        if not self._changed:
+            return
+        kept = {path: entry for path, entry in self._entries.items() if Path(path).exists()}  # gone: forgotten
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(self.file, json.dumps({"version": CACHE_VERSION, "matches": kept}))
+        except OSError:
+            return
+        self._changed = False

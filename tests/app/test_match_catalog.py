@@ -1,0 +1,46 @@
+"""The browser's listing: a match read once is listed from its cached summary until one of its files changes."""
+
+import shutil
+
+from aoe_tui.app.view import match_catalog
+from aoe_tui.app.view.match_catalog import build_catalog
+from aoe_tui.app.view.summary_cache import SummaryCache
+from tests.fixture_paths import HARNESS, ORACLE_DIR
+
+
+def copied_matches(tmp_path):
+    root = tmp_path / "matches"
+    shutil.copytree(ORACLE_DIR, root / ORACLE_DIR.name)
+    shutil.copy(HARNESS, root / HARNESS.name)
+    return root
+
+
+def test_a_second_listing_reads_no_match(tmp_path, monkeypatch):
+    root, cache = copied_matches(tmp_path), tmp_path / "cache.json"
+    first = build_catalog([root], SummaryCache(cache))
+    assert all(entry.match is not None for entry in first) and cache.exists()
+
+    def no_reading(path, *args, **kwargs):
+        raise AssertionError(f"{path} was read again")
+
+    monkeypatch.setattr(match_catalog, "load_match", no_reading)
+    second = build_catalog([root], SummaryCache(cache))
+    assert [entry.cells() for entry in second] == [entry.cells() for entry in first]
+    assert all(entry.match is None for entry in second)
+
+
+def test_a_changed_log_is_read_again(tmp_path):
+    root, cache = copied_matches(tmp_path), tmp_path / "cache.json"
+    build_catalog([root], SummaryCache(cache))
+    log = root / ORACLE_DIR.name / "events.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:-3]))  # the last events were not written yet
+    again = {entry.name: entry for entry in build_catalog([root], SummaryCache(cache))}
+    assert again[ORACLE_DIR.name].match is not None and again[ORACLE_DIR.name].events == len(lines) - 3
+
+
+def test_a_damaged_cache_is_rebuilt(tmp_path):
+    root, cache = copied_matches(tmp_path), tmp_path / "cache.json"
+    cache.write_text("{not json")
+    assert len(build_catalog([root], SummaryCache(cache))) == 2
+    assert SummaryCache(cache).get(root / HARNESS.name) is not None

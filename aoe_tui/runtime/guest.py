@@ -34,8 +34,8 @@ from aoe_tui.store.match_layout import TerritoryPaths
 
 GUEST_SERVICE_PORT = 8080
 _CONSOLE_TAIL_BYTES = 64 * 1024
-REBOOT_VS_FIRST_BOOT = 2
-"""A reboot (shutdown plus boot) is given at least twice what this guest's first boot took: on a host
+REBOOT_VS_FIRST_BOOT = 3
+"""A reboot (shutdown plus boot) is given at least three times what this guest's first boot took: on a host
 loaded enough that booting took minutes, coming back takes as long, and that is never the player's fault."""
 _ALIVE_STATES = ("running", "paused", "nostate", "shutting-down", "pmsuspended")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|[\x00-\x08\x0b-\x1f\x7f]")

@@ -28,7 +28,7 @@ from aoe_tui.store.markers import MarkerFinder
 
 DEFAULT_KEYFRAME_EVERY = 128
 KEYFRAME_BUDGET_BYTES = 24 * 1024 * 1024
-PROGRESS_EVERY = 50_000  # events between two progress reports of `from_log`
+PROGRESS_EVERY = 20_000  # events between two progress reports of `from_log` (a report may stop the read)
 
 
 def copy_world(world: World) -> World:
@@ -150,7 +150,7 @@ class TimelineIndex:
     def columns(self) -> EventColumns:
         """Every event's kind, territory and agent (worked out on first use: a view's need, not a load's)."""
         if self._columns is None:
-            self._find_details()
+            self.find_details()
         assert self._columns is not None
         return self._columns
 
@@ -158,15 +158,18 @@ class TimelineIndex:
     def markers(self) -> MarkerFinder:
         """The markers and stalls (worked out on first use, with the columns)."""
         if self._markers is None:
-            self._find_details()
+            self.find_details()
         assert self._markers is not None
         return self._markers
 
-    def _find_details(self) -> None:
+    def find_details(self, progress: Callable[[float], None] | None = None) -> None:
+        """Work out the columns and markers now (`progress` hears the fraction done, and may stop it)."""
         columns, markers = EventColumns(), MarkerFinder()
         for position in range(len(self)):
             event, _, elapsed_ms = self._split(position)
             markers.add(position, event, elapsed_ms, columns.append(event))
+            if progress is not None and position % PROGRESS_EVERY == 0:
+                progress(position / len(self))
         self._columns, self._markers = columns, markers
 
     def elapsed_at(self, position: int) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.synthetic_match import synthetic_match
 from tests.fixture_paths import HARNESS
 
 pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
@@ -39,7 +40,8 @@ def wait_for(session: str, *texts: str, timeout: float = 15.0) -> str:
     raise AssertionError(f"{texts!r} never all appeared; the screen was:\n{screen}")
 
 
-def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
+def start_replay(path: Path) -> str:
+    """`aoe replay PATH` in a new 160x48 session of our server; returns the session's name."""
     session = f"aoe-test-{uuid.uuid4().hex[:8]}"
     tmux(
         "new-session",
@@ -51,8 +53,21 @@ def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
         "-y",
         "48",
         # COLUMNS/LINES from the test runner would override the real terminal size.
-        f"env -u COLUMNS -u LINES {AOE} replay {HARNESS}; sleep 5",
+        f"env -u COLUMNS -u LINES {AOE} replay {path}; sleep 5",
     )
+    return session
+
+
+def quit_app(session: str) -> None:
+    tmux("send-keys", "-t", session, "q")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "REPLAY" in tmux("capture-pane", "-p", "-t", session):
+        time.sleep(0.2)
+    assert "REPLAY" not in tmux("capture-pane", "-p", "-t", session)
+
+
+def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
+    session = start_replay(HARNESS)
     try:
         # the third pane's agent is on screen only in the wide layout, side by side
         screen = wait_for(session, "REPLAY", "term-llm  preparing", "0:00 / 0:45", "Play/pause")
@@ -65,10 +80,21 @@ def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
         wait_for(session, "Private model reasoning is never parsed")
         tmux("send-keys", "-t", session, "q")  # back from the report
         wait_for(session, "0:20 / 0:45")
-        tmux("send-keys", "-t", session, "q")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and "REPLAY" in tmux("capture-pane", "-p", "-t", session):
-            time.sleep(0.2)
-        assert "REPLAY" not in tmux("capture-pane", "-p", "-t", session)
+        quit_app(session)
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+
+
+@pytest.mark.slow
+def test_a_million_event_match_shows_its_first_frame_while_its_log_is_read():
+    """The first frame comes with only the start of the log read; `benchmarks/scale.py` holds its time target.
+    Quitting mid-read stops the read (the process does not wait for a million events)."""
+    folder = synthetic_match(1_000_000)
+    session = start_replay(folder)
+    try:
+        screen = wait_for(session, "REPLAY", "synthetic build race, 1000000 events", "reading the log", timeout=60)
+        assert screen.count("model sy") == 12, "the twelve territories are drawn from the start of the log"
+        assert "/1000000" not in screen, "only the start of the log is on screen yet"
+        quit_app(session)
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)

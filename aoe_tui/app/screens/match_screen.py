@@ -9,7 +9,10 @@ following the end stays there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
@@ -35,6 +38,10 @@ from aoe_tui.app.view.tool_calls import ToolCallIndex
 from aoe_tui.app.widgets.tool_feed import ToolFeed
 
 PLAY_INTERVAL_S = 0.1
+
+
+class _ReadCancelled(Exception):
+    """The screen went (or the app quit) while its log was being read: the read stops at its next report."""
 
 
 def _cycle(options: list[str], current: str | None) -> str | None:
@@ -169,16 +176,28 @@ class MatchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="read-log")
     def _read_whole_log(self) -> None:
         """The whole match and everything the screen derives from it, off the UI thread; then one swap."""
-        source = self.session.match.source
-        try:
-            session = MatchSession(load_match(source, progress=self._report_reading))
+        worker = get_current_worker()
+
+        def report(start: float, share: float) -> Callable[[float], None]:
+            def reported(fraction: float) -> None:
+                if worker.is_cancelled:
+                    raise _ReadCancelled  # quitting must not wait for a million events to be read
+                self.app.call_from_thread(self._show_reading, start + share * fraction)
+
+            return reported
+
+        try:  # reading and validating the lines is most of it; the columns and markers are the rest
+            match = load_match(self.session.match.source, progress=report(0.0, 0.7))
+            if match.timeline is not None:
+                match.timeline.find_details(report(0.7, 0.3))
+            session = MatchSession(match)
+        except _ReadCancelled:
+            return
         except AoeError as error:
             self.app.call_from_thread(self._reading_failed, str(error))
             return
-        self.app.call_from_thread(self._show_whole_match, session)
-
-    def _report_reading(self, fraction: float) -> None:
-        self.app.call_from_thread(self._show_reading, fraction)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_whole_match, session)
 
     def _show_reading(self, fraction: float) -> None:
         self.reading = fraction

@@ -18,13 +18,14 @@ from array import array
 from collections.abc import Sequence
 from typing import overload
 
-from aoe_tui.domain.events import EVENT_ADAPTER, SCHEMA_VERSION, EventBase, parse_event
+from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
 
 ENVELOPE = b'{"schema_version":%d' % SCHEMA_VERSION
 SEQUENCE = b'"sequence":'
 ELAPSED = b'"elapsed_ms":'
-STAMP_KEYS = (b'"schema_version"', b'"sequence"', b'"elapsed_ms"')
+KIND = b'"kind":"'
 BODY_CACHE_LIMIT = 20_000  # distinct bodies kept (about 20 MB); the cache starts over when it is full
+RECENT_LIMIT = 4_096  # events decoded lately, kept for the next frame (the event list shows the same rows)
 
 # An event with the stamps of its line: the event may carry another line's (a shared body), the fold
 # reads the line's, and `stamped` makes the recorded event when one is asked for.
@@ -75,15 +76,26 @@ class BodyDecoder:
         if body in self._bodies:
             return None  # a body that names a stamp: only the strict reader may read its line
         try:
-            event = EVENT_ADAPTER.validate_json(line)
+            event = _validate(line, body)
         except ValueError:
             return None
         if (event.sequence, event.elapsed_ms) != (sequence, elapsed_ms):
             return None  # not what the envelope said (a stamp inside the body won)
         if len(self._bodies) >= BODY_CACHE_LIMIT:
             self._bodies.clear()
-        self._bodies[body] = None if any(key in body for key in STAMP_KEYS) else event
+        names_a_stamp = b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
+        self._bodies[body] = None if names_a_stamp else event
         return event, sequence, elapsed_ms
+
+
+def _validate(line: bytes, body: bytes) -> EventBase:
+    """The union's own validation, its discriminator skipped when the body begins with a known kind: the
+    class validates the line itself (a later duplicate `kind` key fails its literal and goes the slow way)."""
+    if body.startswith(KIND):
+        event_class = EVENT_CLASSES.get(body[len(KIND) : body.find(b'"', len(KIND))].decode())
+        if event_class is not None:
+            return event_class.model_validate_json(line)
+    return EVENT_ADAPTER.validate_json(line)
 
 
 class LogLines(Sequence[EventBase]):
@@ -93,6 +105,7 @@ class LogLines(Sequence[EventBase]):
         self.data = data
         self.starts = array("Q")
         self.decoder = BodyDecoder()
+        self._recent: dict[int, EventBase] = {}
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -104,7 +117,13 @@ class LogLines(Sequence[EventBase]):
     def __getitem__(self, index: int | slice) -> EventBase | list[EventBase]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        return decode_line(self.line(index))
+        index = index + len(self) if index < 0 else index
+        event = self._recent.get(index)
+        if event is None:
+            if len(self._recent) >= RECENT_LIMIT:
+                self._recent.clear()
+            event = self._recent[index] = decode_line(self.line(index))
+        return event
 
     def __eq__(self, other: object) -> bool:
         """Equal to any sequence of the same events (a list read another way, another log)."""

@@ -126,11 +126,11 @@ class TimelineIndex:
         index = cls(**options)
         lines = LogLines(data)
         index.events = lines
-        starts = lines.starts
-        for offset, split in scan_log(data, source, lines.decoder):
-            starts.append(offset)
-            index._add(split)
-            if progress is not None and len(starts) % PROGRESS_EVERY == 0:
+        keep_start, add = lines.starts.append, index._add
+        for count, (offset, split) in enumerate(scan_log(data, source, lines.decoder), 1):
+            keep_start(offset)
+            add(split)
+            if progress is not None and count % PROGRESS_EVERY == 0:
                 progress(offset / max(len(data), 1))
         return index
 

@@ -18,7 +18,7 @@ async def test_a_long_log_opens_on_its_start_and_reads_the_rest_in_the_backgroun
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         assert isinstance(screen, MatchScreen) and len(screen.session.timeline) == len(preview.events)
-        for _ in range(200):
+        for _ in range(1200):  # up to a minute on a loaded machine
             if screen.reading is None:
                 break
             await pilot.pause(0.05)

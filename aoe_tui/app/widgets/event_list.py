@@ -19,7 +19,7 @@ from aoe_tui.app.widgets.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 REBUILD_AFTER_REMOVING = 50
-WINDOW = 200
+WINDOW = 60  # rows kept before the cursor: a few screens to scroll back through
 COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
 
 

@@ -25,11 +25,12 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from aoe_tui.domain import events as ev
+from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.event_log import encode_event
 from aoe_tui.store.match_layout import MatchLayout
 
 GENERATOR_VERSION = 1
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aoe_tui" / "bench"
+CACHE = cache_root() / "bench"
 TERRITORIES = [f"builder-{i:02d}" for i in range(1, 13)]
 WINNER = "builder-07"
 MILESTONES = [("service-up", 10), ("write-read", 20), ("service-restart", 30), ("host-reboot", 40)]

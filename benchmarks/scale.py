@@ -1,0 +1,260 @@
+"""Performance at scale: synthetic build races of 10^4, 10^5 and 10^6 events, ratios against same-run baselines.
+
+For each size (`benchmarks/synthetic_match.py`, cached) it prints:
+- load + validate + reduce (`load_match`: one pass that also keeps keyframes) against a bare `json.loads`
+  loop over the same file, best of a few runs of each, interleaved;
+- the same load with every body distinct (the body cache off): a log that never repeats an event;
+- load throughput in events per second;
+- seek (`state_at`) p50/p99 over random positions, against a fold from event zero;
+- peak RSS of a child process that loads the match and everything the app derives from it, against the
+  file size;
+- the app (a child process, headless): `aoe replay`'s load to the first frame of the match screen, the
+  whole log read in the background, then the time of each frame stepping, End, Home and playing at 60x.
+Then a browser listing of 30 saved matches, cold and with the summary cache warm.
+
+    nice -n 19 .venv/bin/python benchmarks/scale.py [--quick]      # --quick: 10^4 and 10^5 only
+
+Prints figures; not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from aoe_tui.domain.reducer import apply_at
+from aoe_tui.domain.world import World
+from aoe_tui.store import log_lines
+from aoe_tui.store.saved_match import load_match
+from benchmarks.synthetic_match import synthetic_match
+
+SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (10_000, 100_000)
+SEEKS = 200
+CATALOG_MATCHES = 30
+
+
+def best(function, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def json_loads_loop(path: Path) -> None:
+    with open(path, "rb") as log:
+        for line in log:
+            json.loads(line)
+
+
+def load_figures(folder: Path, count: int) -> dict[str, float]:
+    """Load against the json.loads loop, each the best of interleaved runs (the machine's load drifts)."""
+    path = folder / "events.jsonl"
+    repeats = 2 if count <= 100_000 else 1
+    baseline, load = float("inf"), float("inf")
+    for _ in range(repeats):
+        baseline = min(baseline, best(lambda: json_loads_loop(path), 1))
+        load = min(load, best(lambda: load_match(folder), 1))
+    limit = log_lines.BODY_CACHE_LIMIT
+    log_lines.BODY_CACHE_LIMIT = 0  # every body validated: what a log of all-distinct events costs
+    try:
+        distinct = best(lambda: load_match(folder), 1)
+    finally:
+        log_lines.BODY_CACHE_LIMIT = limit
+    return {"baseline": baseline, "load": load, "distinct": distinct}
+
+
+def seek_figures(folder: Path, count: int) -> dict[str, float]:
+    timeline = load_match(folder).timeline
+    assert timeline is not None
+    rng = random.Random(5)
+    seeks = []
+    for position in rng.sample(range(count), SEEKS):
+        start = time.perf_counter()
+        timeline.state_at(position)
+        seeks.append(time.perf_counter() - start)
+    seeks.sort()
+
+    def fold_from_zero(position: int) -> None:
+        world = World()
+        for at in range(position + 1):
+            apply_at(world, *timeline.events.split(at))  # type: ignore[attr-defined]
+
+    folds = [best(lambda: fold_from_zero(p), 1) for p in rng.sample(range(count), 2)]
+    return {
+        "seek_p50": seeks[len(seeks) // 2],
+        "seek_p99": seeks[int(len(seeks) * 0.99) - 1],
+        "fold": statistics.median(folds),
+    }
+
+
+def child(script: str, *args: str) -> dict:
+    """Run this file's `script` mode in a fresh interpreter (its peak memory is its own) and read its JSON."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", script, *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{script} {args}: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def child_memory(folder: str) -> None:
+    import resource
+
+    from aoe_tui.app.view.session import MatchSession
+
+    session = MatchSession(load_match(folder))  # keyframes, columns, markers, the event list's rows
+    session.timeline.state_at(len(session.timeline) // 2)
+    print(json.dumps({"peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+
+
+def child_app(folder: str, frames: str) -> None:
+    """`aoe replay FOLDER`'s own path (preview load, app) headless; times `frames` frames of each kind."""
+    import asyncio
+
+    from aoe_tui.app.app import AoeApp
+    from aoe_tui.app.screens.match_screen import MatchScreen
+    from aoe_tui.store.saved_match import PREVIEW_BYTES
+
+    figures: dict[str, float | list[float]] = {}
+    read_whole_log = MatchScreen._read_whole_log
+
+    def first_frame_drawn(screen: MatchScreen):  # the screen starts the read once its first frame is drawn
+        figures.setdefault("first_frame", time.perf_counter() - started)
+        return read_whole_log(screen)
+
+    MatchScreen._read_whole_log = first_frame_drawn  # type: ignore[method-assign]
+    started = time.perf_counter()
+
+    async def run() -> None:
+        app = AoeApp(load_match(folder, preview_bytes=PREVIEW_BYTES))
+        async with app.run_test(size=(160, 48)) as pilot:
+            while not isinstance(app.screen, MatchScreen):
+                await pilot.pause(0.01)
+            await pilot.pause()
+            figures.setdefault("first_frame", time.perf_counter() - started)  # a log short enough to read at once
+            screen = app.screen
+            while screen.reading is not None:
+                await pilot.pause(0.05)
+            figures["whole_log"] = time.perf_counter() - started
+            await pilot.pause()
+
+            async def frame(name: str, action) -> None:
+                """`name`: the screen's own work (state at the cursor, every widget told), and the frame
+                (that plus Textual's layout and render, until the app is idle again)."""
+                start = time.perf_counter()
+                action()
+                computed = time.perf_counter()
+                await pilot.pause()
+                figures.setdefault(f"{name}_work", []).append(computed - start)  # type: ignore[union-attr]
+                figures.setdefault(f"{name}_frame", []).append(time.perf_counter() - start)  # type: ignore[union-attr]
+
+            for _ in range(int(frames)):
+                await frame("step", lambda: screen.action_step(1))
+            for _ in range(max(int(frames) // 5, 1)):
+                await frame("end", screen.action_end)
+                await frame("home", screen.action_home)
+            now = [0.0]
+            app.clock = lambda: now[0]
+            screen.playback.speed = 60
+            screen.action_toggle_play()
+
+            def tick() -> None:
+                now[0] += 0.1  # one play interval: 6 s of match time at 60x
+                screen._tick()
+
+            for _ in range(int(frames)):
+                await frame("play", tick)
+
+    asyncio.run(run())
+    print(json.dumps(figures))
+
+
+def catalog_figures(folder: Path) -> dict[str, float]:
+    """A browser listing of 30 matches (hard links to one log), cold and with the summary cache warm."""
+    from aoe_tui.app.view.match_catalog import build_catalog
+    from aoe_tui.app.view.summary_cache import SummaryCache
+
+    with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as cache:
+        for number in range(CATALOG_MATCHES):
+            match = Path(root) / f"heat-{number:02d}"
+            match.mkdir()
+            for file in folder.iterdir():
+                os.link(file, match / file.name)
+        summaries = Path(cache) / "match-summaries.json"
+        cold = best(lambda: build_catalog([Path(root)], SummaryCache(summaries)), 1)
+        warm = best(lambda: build_catalog([Path(root)], SummaryCache(summaries)), 3)
+    return {"cold": cold, "warm": warm}
+
+
+def row(label: str, values: list[str]) -> str:
+    return f"{label:<42}" + "".join(f"{value:>22}" for value in values)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="10^4 and 10^5 events only (under a minute)")
+    parser.add_argument("--child", nargs="+", metavar="MODE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        {"memory": child_memory, "app": child_app}[args.child[0]](*args.child[1:])
+        return
+    sizes = QUICK_SIZES if args.quick else SIZES
+    columns: list[dict[str, str]] = []
+    for count in sizes:
+        folder = synthetic_match(count)
+        size = (folder / "events.jsonl").stat().st_size
+        load, seek = load_figures(folder, count), seek_figures(folder, count)
+        memory, app = child("memory", str(folder)), child("app", str(folder), "5" if args.quick else "10")
+        columns.append(
+            {
+                "file": f"{size / 2**20:.1f} MiB",
+                "json.loads loop": f"{load['baseline']:.2f} s",
+                "load + validate + reduce": f"{load['load']:.2f} s",
+                "  ratio to json.loads (target <= 1.0x)": f"{load['load'] / load['baseline']:.2f}x",
+                "  every body distinct: ratio": f"{load['distinct'] / load['baseline']:.2f}x",
+                "load throughput": f"{count / load['load'] / 1000:.0f} k events/s",
+                "seek p50 / p99": f"{ms(seek['seek_p50'])} / {ms(seek['seek_p99'])}",
+                "fold from zero (median of 2)": ms(seek["fold"]),
+                "  seek p99 speed-up": f"{seek['fold'] / seek['seek_p99']:.0f}x",
+                "peak RSS (target <= 3x file)": f"{memory['peak_rss'] / 2**20:.0f} MiB",
+                "  ratio to file": f"{memory['peak_rss'] / size:.1f}x",
+                "app: first frame (target < 3 s)": f"{app['first_frame']:.2f} s",
+                "app: whole log read (background)": f"{app['whole_log']:.2f} s",
+                **{
+                    f"{what}: work / frame max (target < 33 ms)": f"{ms(max(app[name + '_work']))} / "
+                    f"{ms(max(app[name + '_frame']))}"
+                    for what, name in (("step", "step"), ("End", "end"), ("Home", "home"), ("play 60x", "play"))
+                },
+            }
+        )
+        print(f"... {count} events measured", file=sys.stderr, flush=True)
+    print(row("events", [f"{count:,}" for count in sizes]))
+    for label in columns[0]:
+        print(row(label, [column[label] for column in columns]))
+    catalog = catalog_figures(synthetic_match(sizes[0]))
+    print(
+        f"browser listing of {CATALOG_MATCHES} matches of {sizes[0]:,} events: cold {catalog['cold']:.2f} s, "
+        f"summaries cached {catalog['warm']:.2f} s (target < 2 s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

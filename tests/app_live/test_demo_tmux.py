@@ -98,34 +98,41 @@ def wait_until_stopped(match_dir, signum: int) -> dict:
 
 def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_replayable_match(clone):
     session = in_terminal(clone, "./scripts/demo")
-    started = time.monotonic()
-    wait_for(session, "PREPARING", timeout=BOOT_SECONDS)
-    screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
-    assert "First Build" in screen and "oracle" in screen
-    racing = time.monotonic()
-    wait_for_either(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS)
-    time.sleep(2)  # the terminal is drawn in pieces
-    screen = tmux("capture-pane", "-p", "-t", session)
-    assert "winner builder-one" in screen, f"the demo finished without the oracle winning:\n{screen}"
-    print(
-        f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
-        f"winner after {time.monotonic() - started:.0f} s"
-    )
-    match_dir = newest_match(clone)
-    deadline = time.monotonic() + 120  # the post-match drain ends on its own
-    while "post_match_drain_finished" not in (match_dir / "events.jsonl").read_text() and time.monotonic() < deadline:
-        time.sleep(1)
-    tmux("send-keys", "-t", session, "q")
-    screen = wait_for(session, "match directory:", timeout=120)
-    assert "finished, winner: builder-one" in screen.replace("\n", "")  # a long path wraps the line
-    assert match_dir.parent == clone / "matches"
-    assert assert_replayable(match_dir)["winner"] == "builder-one"
-    assert not list(match_dir.glob("territories/*/overlay.qcow2"))  # the guests' disks went with the guests
-    assert domains_of(match_dir) == []
+    try:
+        started = time.monotonic()
+        wait_for(session, "PREPARING", timeout=BOOT_SECONDS)
+        screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
+        assert "First Build" in screen and "oracle" in screen
+        racing = time.monotonic()
+        wait_for_either(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS)
+        time.sleep(2)  # the terminal is drawn in pieces
+        screen = tmux("capture-pane", "-p", "-t", session)
+        assert "winner builder-one" in screen, f"the demo finished without the oracle winning:\n{screen}"
+        print(
+            f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
+            f"winner after {time.monotonic() - started:.0f} s"
+        )
+        match_dir = newest_match(clone)
+        deadline = time.monotonic() + 120  # the post-match drain ends on its own
+        while (
+            "post_match_drain_finished" not in (match_dir / "events.jsonl").read_text() and time.monotonic() < deadline
+        ):
+            time.sleep(1)
+        tmux("send-keys", "-t", session, "q")
+        screen = wait_for(session, "match directory:", timeout=120)
+        assert "finished, winner: builder-one" in screen.replace("\n", "")  # a long path wraps the line
+        assert match_dir.parent == clone / "matches"
+        assert assert_replayable(match_dir)["winner"] == "builder-one"
+        assert not list(match_dir.glob("territories/*/overlay.qcow2"))  # the guests' disks went with the guests
+        assert domains_of(match_dir) == []
+    except BaseException:
+        tmux("kill-session", "-t", session)  # a failed demo must not race on into the next test
+        raise
 
 
 def test_the_demo_again_right_away_then_its_terminal_closed_mid_race(clone):
     before = set((clone / "matches").iterdir())
+    already = set(demo_processes(clone))  # an earlier test's demo that failed mid-way is not this one
     session = in_terminal(clone, "./scripts/demo")
     wait_for(session, "LIVE", "Pause match", timeout=BOOT_SECONDS)
     (match_dir,) = set((clone / "matches").iterdir()) - before
@@ -133,9 +140,9 @@ def test_the_demo_again_right_away_then_its_terminal_closed_mid_race(clone):
     tmux("kill-session", "-t", session)  # the terminal goes away: SIGHUP
     assert wait_until_stopped(match_dir, signal.SIGHUP)["match_state"] == "aborted"
     deadline = time.monotonic() + STOP_SECONDS
-    while demo_processes(clone) and time.monotonic() < deadline:
+    while set(demo_processes(clone)) - already and time.monotonic() < deadline:
         time.sleep(1)
-    assert demo_processes(clone) == [], "the demo's process outlived its closed terminal"
+    assert set(demo_processes(clone)) - already == set(), "the demo's process outlived its closed terminal"
 
 
 def test_sigterm_to_the_live_app_aborts_naming_it(clone, tmp_path):

@@ -12,7 +12,7 @@ from tests.app_live.live_match import hold_at, live_app, until
 from tests.engine.helpers import arena_data, write_arena
 
 SIZE = (160, 48)
-STRESS_SECONDS = 25
+STRESS_SECONDS = 60  # the issue asks for one minute of it in the suite; benchmarks/live_stress.py runs it for longer
 
 
 async def test_answering_abort_after_the_match_ended_meanwhile_still_leaves(tmp_path):

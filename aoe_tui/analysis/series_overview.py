@@ -7,14 +7,17 @@ decided or not, so a running or interrupted series is still inspectable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from aoe_tui.analysis.standings import benchmark_standings, seats_of, series_standings
+from aoe_tui.analysis.standings import Seat, benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.series_source import BenchmarkSource, RoundSource, SeriesSource, open_collection
+from aoe_tui.store.summary_cache import SummaryCache
+from aoe_tui.store.timeline import TimelineIndex
 
 Outcome = Literal["won", "durable", "lost", "forfeit", "undecided"]
 
@@ -63,7 +66,27 @@ class BenchmarkOverview:
     standings: list[dict[str, Any]]
 
 
-def _round_row(round_: RoundSource) -> tuple[RoundRow, list]:
+def round_summaries() -> SummaryCache:
+    """Each round's row and seats, kept in the cache folder so a series opens without reading its logs again."""
+    return SummaryCache(cache_root() / "round-summaries.json")
+
+
+_CACHED_ROW_FIELDS = [f.name for f in fields(RoundRow) if f.name not in ("number", "path", "load", "error")]
+
+
+def _round_row(round_: RoundSource, cache: SummaryCache | None) -> tuple[RoundRow, list[Seat]]:
+    cached = cache.get(round_.location) if cache is not None else None
+    if cached is not None:
+        row = RoundRow(round_.number, round_.location, round_.load, **cached["row"])
+        return row, [Seat(**seat) for seat in cached["seats"]]
+    row, decided = _read_round(round_)
+    if cache is not None and row.error is None:
+        summary = {name: value for name, value in asdict(row).items() if name in _CACHED_ROW_FIELDS}
+        cache.put(round_.location, {"row": summary, "seats": [asdict(seat) for seat in decided]})
+    return row, decided
+
+
+def _read_round(round_: RoundSource) -> tuple[RoundRow, list[Seat]]:
     number, path = round_.number, round_.location
     try:
         match = round_.load()
@@ -87,19 +110,21 @@ def _round_row(round_: RoundSource) -> tuple[RoundRow, list]:
             else "lost"
         )
     winner = world.territories[world.winner].agent if world.winner in world.territories else None
-    order = (
-        [t.id for t in match.manifest.territories]
-        if match.manifest is not None
-        else [e.territory for e in match.events if e.kind == "territory_registered"]
-    )  # type: ignore[attr-defined]
+    order = [t.id for t in match.manifest.territories] if match.manifest is not None else _registered(match)
     row = RoundRow(number, path, round_.load, state, seats, outcomes, winner, world.elapsed_ms, territory_order=order)
     return row, decided
 
 
-def _series(source: SeriesSource) -> tuple[SeriesOverview, list]:
+def _registered(match: SavedMatch) -> list[str]:
+    """Territories in the order they registered, read from the event columns (a long log is not decoded)."""
+    columns = (match.timeline or TimelineIndex(match.events)).columns
+    return [t for t in map(columns.territory, columns.positions("territory_registered")) if t is not None]
+
+
+def _series(source: SeriesSource, cache: SummaryCache | None) -> tuple[SeriesOverview, list]:
     rows, seats = [], []
     for round_ in source.rounds:
-        row, decided = _round_row(round_)
+        row, decided = _round_row(round_, cache)
         rows.append(row)
         seats += decided
     territories = list(
@@ -117,17 +142,21 @@ def _series(source: SeriesSource) -> tuple[SeriesOverview, list]:
     ), seats
 
 
-def _benchmark(source: BenchmarkSource) -> BenchmarkOverview:
+def _benchmark(source: BenchmarkSource, cache: SummaryCache | None) -> BenchmarkOverview:
     arenas, seats = [], []
     for _, series in source.arenas:
-        arena, arena_seats = _series(series)
+        arena, arena_seats = _series(series, cache)
         arenas.append(arena)
         seats += arena_seats
     suite = source.checkpoint.get("suite_id") or source.name
     return BenchmarkOverview(source.location, suite, arenas, benchmark_standings(seats))
 
 
-def overview(path: Path) -> SeriesOverview | BenchmarkOverview:
-    """The view of a series or benchmark folder, or of the bundle `aoe export` made of one."""
+def overview(path: Path, cache: SummaryCache | None = None) -> SeriesOverview | BenchmarkOverview:
+    """The view of a series or benchmark folder, or of the bundle `aoe export` made of one; with `cache`,
+    a round read before is taken from its summary while none of its files changed."""
     source = open_collection(path)
-    return _series(source)[0] if isinstance(source, SeriesSource) else _benchmark(source)
+    found = _series(source, cache)[0] if isinstance(source, SeriesSource) else _benchmark(source, cache)
+    if cache is not None:
+        cache.save()
+    return found

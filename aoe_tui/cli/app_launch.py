@@ -34,10 +34,10 @@ def open_series(path: Path, as_json: bool = False) -> int:
 
         print(json.dumps(standings_report(path), indent=2, ensure_ascii=False))
         return 0
-    from aoe_tui.analysis.series_overview import overview
+    from aoe_tui.analysis.series_overview import overview, round_summaries
     from aoe_tui.app.series_app import SeriesApp
 
-    SeriesApp(overview(path)).run()
+    SeriesApp(overview(path, round_summaries())).run()
     return 0
 
 

@@ -87,14 +87,15 @@ class EventColumns:
     def agent(self, position: int) -> str | None:
         return self.agent_names[self.agents[position]]
 
+    def positions(self, kind: str) -> list[int]:
+        """Positions of the events of `kind`, in order."""
+        code = self._codes[0].get(kind)
+        return [] if code is None else [p for p, other in enumerate(self.kinds) if other == code]
+
     def first(self, kind: str, agent: str) -> int | None:
         """Position of the first event of `kind` by `agent`."""
-        kind_code, agent_code = self._codes[0].get(kind), self._codes[2].get(agent)
-        if kind_code is None or agent_code is None:
-            return None
-        return next(
-            (p for p, code in enumerate(self.kinds) if code == kind_code and self.agents[p] == agent_code), None
-        )
+        agent_code = self._codes[2].get(agent)
+        return next((p for p in self.positions(kind) if self.agents[p] == agent_code), None)
 
 
 class TimelineIndex:

@@ -4,7 +4,7 @@ import shutil
 
 from aoe_tui.app.view import match_catalog
 from aoe_tui.app.view.match_catalog import build_catalog
-from aoe_tui.app.view.summary_cache import SummaryCache
+from aoe_tui.store.summary_cache import SummaryCache
 from tests.fixture_paths import HARNESS, ORACLE_DIR
 
 
@@ -44,3 +44,27 @@ def test_a_damaged_cache_is_rebuilt(tmp_path):
     cache.write_text("{not json")
     assert len(build_catalog([root], SummaryCache(cache))) == 2
     assert SummaryCache(cache).get(root / HARNESS.name) is not None
+
+
+def test_a_series_opens_from_its_round_summaries(tmp_path, monkeypatch):
+    """The series view's rounds and standings are the same read from the matches or from their summaries."""
+    from aoe_tui.analysis import series_overview
+    from aoe_tui.analysis.series_overview import overview
+    from tests.fixture_paths import FIXTURES
+
+    series = tmp_path / "series"
+    shutil.copytree(FIXTURES / "series" / "first-build-real-20260814-075912", series)
+    cache = tmp_path / "rounds.json"
+    first = overview(series, SummaryCache(cache))
+
+    def no_reading(round_):
+        raise AssertionError(f"{round_.location} was read again")
+
+    monkeypatch.setattr(series_overview, "_read_round", no_reading)
+    second = overview(series, SummaryCache(cache))
+    assert len(first.rounds) == 3 and first.standings
+    assert rows_shown(second.rounds) == rows_shown(first.rounds) and second.standings == first.standings
+
+
+def rows_shown(rows):
+    return [{name: value for name, value in vars(row).items() if name != "load"} for row in rows]

@@ -14,8 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import PREVIEW_BYTES, load_match
 from aoe_tui.app.widgets.literal import LiteralTable
-from aoe_tui.app.view.match_catalog import CatalogEntry, build_catalog
-from aoe_tui.app.view.summary_cache import SummaryCache
+from aoe_tui.app.view.match_catalog import CatalogEntry, build_catalog, summary_cache
 
 # Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
 # What a user scans for comes first, so at 80 columns the match, its state, winner and duration still show.
@@ -56,7 +55,7 @@ class BrowserScreen(Screen[None]):
     @work(thread=True, exclusive=True)
     def scan(self) -> None:
         """Reading a match not seen before reads its whole log: off the UI thread."""
-        entries = build_catalog(self.roots, SummaryCache())
+        entries = build_catalog(self.roots, summary_cache())
         self.app.call_from_thread(self._show, entries)
 
     def _show(self, entries: list[CatalogEntry]) -> None:

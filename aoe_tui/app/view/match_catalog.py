@@ -20,8 +20,9 @@ from pathlib import Path
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.match_layout import holds_match
+from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.saved_match import SavedMatch, load_match
-from aoe_tui.app.view.summary_cache import SummaryCache
+from aoe_tui.store.summary_cache import SummaryCache
 
 MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
 FINAL_STATES = ("finished", "aborted")
@@ -57,6 +58,11 @@ class CatalogEntry:
             self.date,
             str(self.events) if self.events else "no timeline",
         )
+
+
+def summary_cache() -> SummaryCache:
+    """The browser's summaries, in the cache folder."""
+    return SummaryCache(cache_root() / "match-summaries.json")
 
 
 def find_match_paths(roots: list[Path]) -> list[Path]:

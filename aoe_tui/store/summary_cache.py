@@ -1,10 +1,11 @@
-"""Match summaries remembered between listings, so the browser never re-reads a whole log it has seen.
+"""Match summaries remembered between listings, so a listing never re-reads a whole log it has seen.
 
-A summary (what the browser's row shows) is kept under the file stamps (size and modification time, to the
-nanosecond) of every file it was read from: the record (event log, world, single file) and the files that
-name it (arena, provenance). Any change to one of them, or a file appearing or going, reads the match
-again. One JSON file under the cache folder (`aoe_tui` in `XDG_CACHE_HOME`) holds them all, replaced whole
-when a listing found something new; a damaged one is ignored and rebuilt.
+A summary (a browser row, a series round) is kept under the file stamps (size and modification time, to
+the nanosecond) of every file it was read from: the record (event log, world, single file) and the files
+that name it (arena, provenance). Any change to one of them, or a file appearing or going, reads the match
+again. One JSON file (its readers keep it in the cache folder) holds a listing's summaries, replaced whole
+when a listing found something new; a damaged one is ignored and rebuilt. A path that is no file of this
+machine (a round inside an exported bundle) is never cached.
 """
 
 from __future__ import annotations
@@ -13,15 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.atomic_file import write_text_atomic
 from aoe_tui.store.match_layout import MatchLayout
 
 CACHE_VERSION = 1
-
-
-def cache_file() -> Path:
-    return cache_root() / "match-summaries.json"
 
 
 def _stamps(path: Path) -> list[list[Any]]:
@@ -31,7 +27,7 @@ def _stamps(path: Path) -> list[list[Any]]:
         files = [layout.events, layout.world, layout.arena, layout.provenance]
     else:
         files = [path]
-    stamps = []
+    stamps: list[list[Any]] = []
     for file in files:
         try:
             stat = file.stat()
@@ -43,8 +39,8 @@ def _stamps(path: Path) -> list[list[Any]]:
 
 
 class SummaryCache:
-    def __init__(self, file: Path | None = None) -> None:
-        self.file = file or cache_file()
+    def __init__(self, file: Path) -> None:
+        self.file = file
         self._entries: dict[str, dict[str, Any]] = {}
         self._changed = False
         try:
@@ -56,12 +52,16 @@ class SummaryCache:
 
     def get(self, path: Path) -> dict[str, Any] | None:
         """The summary kept for `path`, if none of its files changed since."""
+        if not path.exists():
+            return None
         entry = self._entries.get(str(path.resolve()))
         if entry is None or entry.get("stamps") != _stamps(path):
             return None
         return entry["summary"]
 
     def put(self, path: Path, summary: dict[str, Any]) -> None:
+        if not path.exists():
+            return
         self._entries[str(path.resolve())] = {"stamps": _stamps(path), "summary": summary}
         self._changed = True
 

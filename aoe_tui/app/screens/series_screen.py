@@ -9,6 +9,8 @@ matches; agent ids and models are player text, so cells are literal.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -81,6 +83,24 @@ def outcome_cell(entries: list[tuple[int, Outcome]]) -> Text:
     return text
 
 
+def title_bar(badge: str, name: str, summary: str, path: Path) -> Static:
+    """The one-line title of a series or benchmark view (names and paths shown literally)."""
+    return Static(
+        Content.assemble(
+            (f" {badge} ", "reverse bold $accent"), " ", literal(name), f" · {summary} · ", literal(str(path))
+        ),
+        id="series-title",
+    )
+
+
+def table(table_id: str, columns: tuple[str, ...] | list[str], rows: bool = False, zebra: bool = True) -> LiteralTable:
+    """A literal table with `columns` (keyed by their names); `rows`: a row cursor (Enter opens it)."""
+    widget = LiteralTable(cursor_type="row" if rows else "none", zebra_stripes=zebra, id=table_id)
+    for column in columns:
+        widget.add_column(column, key=column)
+    return widget
+
+
 class SeriesScreen(Screen[None]):
     BINDINGS = [
         Binding("enter", "open", "Open round", show=False),
@@ -96,21 +116,10 @@ class SeriesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         s = self.series
         requested = s.rounds_requested if s.rounds_requested is not None else "?"
-        yield Static(
-            Content.assemble(
-                (" SERIES ", "reverse bold $accent"),
-                " ",
-                literal(s.arena_id),
-                f" · {s.decided}/{requested} rounds decided · ",
-                literal(str(s.path)),
-            ),
-            id="series-title",
-        )
+        yield title_bar("SERIES", s.arena_id, f"{s.decided}/{requested} rounds decided", s.path)
         with VerticalScroll():
             yield Static(" Standings (recomputed from the round matches)", classes="series-heading")
-            standings = LiteralTable(cursor_type="none", zebra_stripes=True, id="series-standings")
-            for column in COLUMNS:
-                standings.add_column(column, key=column)
+            standings = table("series-standings", COLUMNS)
             for row in s.standings:
                 standings.add_row(*standing_cells(row))
             yield standings
@@ -124,9 +133,7 @@ class SeriesScreen(Screen[None]):
                 grid.add_row(agent, *(outcome_cell(seats.get(t, [])) for t in s.territories))
             yield grid
             yield Static(" Rounds (enter opens the replay)", classes="series-heading")
-            rounds = LiteralTable(cursor_type="row", zebra_stripes=True, id="series-rounds")
-            for column in ("round", "state", "winner", "duration", "seats", "folder"):
-                rounds.add_column(column, key=column)
+            rounds = table("series-rounds", ("round", "state", "winner", "duration", "seats", "folder"), rows=True)
             for index, r in enumerate(s.rounds):
                 seats = ", ".join(f"{agent}@{territory}" for agent, territory in r.seats.items())
                 rounds.add_row(
@@ -192,21 +199,10 @@ class BenchmarkScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         b = self.benchmark
-        yield Static(
-            Content.assemble(
-                (" BENCHMARK ", "reverse bold $accent"),
-                " ",
-                literal(b.suite_id),
-                f" · {len(b.arenas)} arenas · ",
-                literal(str(b.path)),
-            ),
-            id="series-title",
-        )
+        yield title_bar("BENCHMARK", b.suite_id, f"{len(b.arenas)} arenas", b.path)
         with VerticalScroll():
             yield Static(" Leaderboard by model configuration", classes="series-heading")
-            board = LiteralTable(cursor_type="none", zebra_stripes=True, id="benchmark-leaderboard")
-            for column in LEADERBOARD:
-                board.add_column(column, key=column)
+            board = table("benchmark-leaderboard", LEADERBOARD)
             for row in b.standings:
                 cells = standing_cells(row)
                 available = row["milestones_available"]
@@ -222,9 +218,7 @@ class BenchmarkScreen(Screen[None]):
             yield board
             yield Static(chart_content(b.standings), id="series-chart")
             yield Static(" Arenas (enter opens the arena's series)", classes="series-heading")
-            arenas = LiteralTable(cursor_type="row", zebra_stripes=True, id="benchmark-arenas")
-            for column in ("arena", "rounds", "leader", "folder"):
-                arenas.add_column(column, key=column)
+            arenas = table("benchmark-arenas", ("arena", "rounds", "leader", "folder"), rows=True)
             for index, arena in enumerate(b.arenas):
                 leader = arena.standings[0]["agent"] if arena.standings else "none"
                 requested = arena.rounds_requested if arena.rounds_requested is not None else "?"

@@ -5,15 +5,17 @@ keeps the file's bytes once and the offset of every event's line, and decodes an
 
 Reading is the cost of a long replay, so the reader takes the recorder's own line shape apart by hand: the
 envelope (`{"schema_version":1,"sequence":S,"elapsed_ms":E,`) is cut off and the rest, the body, is validated
-by pydantic-core's JSON validation of the event union once per distinct body. A long match repeats the same
-body thousands of times (the same evaluation of the same milestone, the same failure, the same charge), so
-most lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is never shared.
+once per distinct body, by pydantic-core's JSON validation of the line as its kind's event class (what the
+event union picks; the union itself for a kind it does not know). A long match repeats the same body
+thousands of times (the same evaluation of the same milestone, the same failure, the same charge), so most
+lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is never shared.
 Any other line (another writer's key order, a blank line, a damaged record) goes through the strict reader
 of `event_log`, which also words every error.
 """
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Sequence
 from typing import overload
@@ -44,8 +46,6 @@ def decode_line(line: bytes) -> EventBase:
     try:
         return EVENT_ADAPTER.validate_json(line)
     except ValueError:  # a line only Python's parser takes (NaN in an evidence object)
-        import json
-
         return parse_event(json.loads(line))
 
 
@@ -79,7 +79,7 @@ class BodyDecoder:
             event = _validate(line, body)
         except ValueError:
             return None
-        if (event.sequence, event.elapsed_ms) != (sequence, elapsed_ms):
+        if (event.schema_version, event.sequence, event.elapsed_ms) != (SCHEMA_VERSION, sequence, elapsed_ms):
             return None  # not what the envelope said (a stamp inside the body won)
         if len(self._bodies) >= BODY_CACHE_LIMIT:
             self._bodies.clear()

@@ -159,3 +159,10 @@ def test_a_repeated_body_that_names_a_stamp_is_read_line_by_line(tmp_path):
     events = read_event_log(write(tmp_path, lines))
     assert [(e.sequence, e.elapsed_ms) for e in events] == [(0, 5), (1, 5), (2, 9), (3, 9)]
     assert events == [parse_event(json.loads(line)) for line in lines]
+
+
+def test_a_stamp_repeated_in_the_body_is_checked_like_any_record(tmp_path, oracle_lines):
+    lines = list(oracle_lines)
+    lines[4] = lines[4].removesuffix("}") + ',"schema_version":2}'
+    with pytest.raises(AoeError, match=r"line 5: schema_version 2 is not supported"):
+        read_event_log(write(tmp_path, lines))

@@ -228,9 +228,7 @@ class ScriptedTerritory:
         self.service_port = self._app.server_address[1]
         self.exec_shim = Path(work_dir) / f"{territory_id}-guest-exec"
         self.exec_shim.parent.mkdir(parents=True, exist_ok=True)
-        self.exec_shim.write_text(
-            _EXEC_SHIM.format(host=LOOPBACK, port=self._control.server_address[1])
-        )
+        self.exec_shim.write_text(_EXEC_SHIM.format(host=LOOPBACK, port=self._control.server_address[1]))
         self.exec_shim.chmod(self.exec_shim.stat().st_mode | stat.S_IXUSR)
 
     def access_env(self) -> dict[str, str]:

@@ -17,7 +17,6 @@ def oracle_lines() -> list[str]:
 # verdict it has not earned; `AOE_PENDING_VM=1 ./scripts/test tests/...` runs them. A module leaves
 # this list in the commit that records it passing.
 PENDING_VM_MODULES = {
-    "tests/app_live/test_demo_tmux.py",
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
     "tests/engine/test_vm_job_queue.py",

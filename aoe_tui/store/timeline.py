@@ -16,6 +16,7 @@ whole log in one pass with `from_log` (validate, fold, keyframes) and keeps the 
 from __future__ import annotations
 
 import bisect
+import gc
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 
@@ -128,11 +129,19 @@ class TimelineIndex:
         lines = LogLines(data)
         index.events = lines
         keep_start, add = lines.starts.append, index._add
-        for count, (offset, split) in enumerate(scan_log(data, source, lines.decoder), 1):
-            keep_start(offset)
-            add(split)
-            if progress is not None and count % PROGRESS_EVERY == 0:
-                progress(offset / max(len(data), 1))
+        # The read makes millions of short-lived tuples and keeps almost nothing: the cycle collector
+        # would walk the heap again and again for no garbage (reference counting frees all of it).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for count, (offset, split) in enumerate(scan_log(data, source, lines.decoder), 1):
+                keep_start(offset)
+                add(split)
+                if progress is not None and count % PROGRESS_EVERY == 0:
+                    progress(offset / max(len(data), 1))
+        finally:
+            if collecting:
+                gc.enable()
         return index
 
     def __len__(self) -> int:

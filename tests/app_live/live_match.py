@@ -99,8 +99,9 @@ def live_app(
     return LiveApp(runner, clock=ManualSource().now)
 
 
-async def until(pilot, condition, seconds: float = 30.0) -> None:
-    """Let the app and the engine run until `condition()` holds."""
+async def until(pilot, condition, seconds: float = 90.0) -> None:
+    """Let the app and the engine run until `condition()` holds (generous: a whole scripted race runs real
+    verifier scripts, and two test workers share two cores)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while not condition():

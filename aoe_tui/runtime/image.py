@@ -8,6 +8,7 @@ can never leave something that looks like a valid image.
 from __future__ import annotations
 
 import json
+import fcntl
 import os
 import shutil
 import subprocess
@@ -83,6 +84,21 @@ def build_image(force: bool = False, progress: Progress | None = None, recipe: G
         return info
     root = images_dir()
     root.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / "image-build.lock", "w") as lock:  # released when closed, even if this dies
+        # Two matches (or two test workers) started together build once: the second waits, then finds it.
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("another process is building the guest image; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not force and (info := cached_image(recipe)) is not None:
+                say(f"image {recipe.digest()} is current: {info.path}")
+                return info
+        return _build(recipe, root, say)
+
+
+def _build(recipe: GuestRecipe, root: Path, say: Progress) -> ImageInfo:
+    """Assemble the image in a scratch folder and move it into place (the caller holds the build lock)."""
     _check_free_space(root)
     work = root / f".build-{recipe.digest()}-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,16 @@ def test_image_without_manifest_is_not_valid(fake_mmdebstrap) -> None:
     info = build_image(recipe=SMALL)
     (info.path.parent / image_module.MANIFEST).unlink()
     assert cached_image(SMALL) is None
+
+
+def test_two_builds_at_once_build_once_and_both_get_the_image(fake_mmdebstrap, tmp_path: Path) -> None:
+    calls = fake_mmdebstrap("sleep 1\n" + _GOOD_ROOTFS)  # slow enough that the second starts mid-build
+    lines: list[str] = []
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(build_image, progress=lines.append, recipe=SMALL)
+        time.sleep(0.3)
+        second = pool.submit(build_image, progress=lines.append, recipe=SMALL)
+        infos = [first.result(timeout=60), second.result(timeout=60)]
+    assert infos[0] == infos[1] == cached_image(SMALL)
+    assert calls.read_text().count("run") == 1
+    assert any("another process is building the guest image" in line for line in lines)

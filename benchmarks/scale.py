@@ -116,15 +116,19 @@ def child(script: str, *args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def child_memory(folder: str) -> None:
-    import resource
+def high_water() -> int:
+    """This process's peak resident memory: VmHWM (ru_maxrss would count the forking parent's peak too)."""
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
 
+
+def child_memory(folder: str) -> None:
     from aoe_tui.app.view.session import MatchSession
 
-    imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # the interpreter and the app's modules
+    imported = high_water()  # the interpreter and the app's modules
     session = MatchSession(load_match(folder))  # keyframes, columns, markers, the event list's rows
     session.timeline.state_at(len(session.timeline) // 2)
-    print(json.dumps({"peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "imported": imported}))
+    print(json.dumps({"peak_rss": high_water(), "imported": imported}))
 
 
 def child_app(folder: str, frames: str) -> None:

@@ -38,6 +38,7 @@ from aoe_tui.app.view.tool_calls import ToolCallIndex
 from aoe_tui.app.widgets.tool_feed import ToolFeed
 
 PLAY_INTERVAL_S = 0.1
+READING_SHOWN_EVERY_S = 0.5
 
 
 class _ReadCancelled(Exception):
@@ -123,6 +124,7 @@ class MatchScreen(Screen[None]):
         self.refresh_cursor()
         if self.session.match.pending_log is not None:
             self.reading = 0.0
+            self._reading_timer = self.set_interval(READING_SHOWN_EVERY_S, self._show_reading)
             self.call_after_refresh(self._read_whole_log)  # the first frame is drawn before the read begins
         skipped = self.session.match.skipped_files()
         if skipped:
@@ -182,7 +184,9 @@ class MatchScreen(Screen[None]):
             def reported(fraction: float) -> None:
                 if worker.is_cancelled:
                     raise _ReadCancelled  # quitting must not wait for a million events to be read
-                self.app.call_from_thread(self._show_reading, start + share * fraction)
+                # Only a number is handed over (a timer shows it): waiting for a repaint per report would
+                # make the read wait on the screen.
+                self.reading = start + share * fraction
 
             return reported
 
@@ -199,18 +203,26 @@ class MatchScreen(Screen[None]):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_whole_match, session)
 
-    def _show_reading(self, fraction: float) -> None:
-        self.reading = fraction
-        self.refresh_cursor()
+    def _show_reading(self) -> None:
+        """The read's progress in the scrubber's status line (the rest of the screen has not changed)."""
+        playback = self.playback
+        self.query_one(TimelineScrubber).show(
+            playback.elapsed_ms, playback.duration_ms, self.session.markers, self._status()
+        )
+
+    def _reading_done(self) -> None:
+        self.reading = None
+        self._reading_timer.stop()
 
     def _reading_failed(self, error: str) -> None:
-        self.reading = None
+        self._reading_done()
         self.notify(error, severity="error", title="the rest of the log could not be read", timeout=15)
         self.refresh_cursor()
 
     async def _show_whole_match(self, session: MatchSession) -> None:
         """Every widget rebuilt on the whole match; the cursor stays where the user left it."""
-        self.session, self.reading = session, None
+        self._reading_done()
+        self.session = session
         self.playback.timeline = session.timeline
         self._agents = list(session.match.agents)
         await self.recompose()

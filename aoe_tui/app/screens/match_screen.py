@@ -92,6 +92,7 @@ class MatchScreen(Screen[None]):
         self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
         self._agents = [a for a in session.match.agents]
         self.reading: float | None = None  # how much of a long log the background read has done
+        self._swapping = False  # the widgets are being rebuilt on the whole match
 
     def compose(self) -> ComposeResult:
         match = self.session.match
@@ -137,9 +138,15 @@ class MatchScreen(Screen[None]):
 
     # -- the cursor ---------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Nothing answers while the widgets are rebuilt on the whole match (half a second at most)."""
+        return None if self._swapping else True
+
     def refresh_cursor(self) -> None:
         """Show the match at the cursor everywhere; each widget repaints only what changed, and all of it
         lands in one frame (no half-updated screen between the header and the panes)."""
+        if self._swapping:
+            return  # the swap shows the cursor once the new widgets are there
         playback = self.playback
         world = self.session.timeline.state_at(playback.position)
         standings = world.standings()
@@ -210,22 +217,24 @@ class MatchScreen(Screen[None]):
             playback.elapsed_ms, playback.duration_ms, self.session.markers, self._status()
         )
 
-    def _reading_done(self) -> None:
-        self.reading = None
-        self._reading_timer.stop()
-
     def _reading_failed(self, error: str) -> None:
-        self._reading_done()
+        self._reading_timer.stop()
+        self.reading = None
         self.notify(error, severity="error", title="the rest of the log could not be read", timeout=15)
         self.refresh_cursor()
 
     async def _show_whole_match(self, session: MatchSession) -> None:
         """Every widget rebuilt on the whole match; the cursor stays where the user left it."""
-        self._reading_done()
+        self._reading_timer.stop()
         self.session = session
         self.playback.timeline = session.timeline
         self._agents = list(session.match.agents)
-        await self.recompose()
+        self._swapping = True
+        try:
+            await self.recompose()
+        finally:
+            self._swapping = False
+        self.reading = None
         self.refresh_cursor()
 
     def _where(self) -> str:

@@ -28,16 +28,16 @@ def tmux(*args: str) -> str:
     ).stdout
 
 
-def wait_for(session: str, *texts: str, timeout: float = 15.0) -> str:
-    """The screen once every text is on it (the terminal is drawn in pieces)."""
+def wait_for(session: str, *texts: str, timeout: float = 15.0, needs=all) -> str:
+    """The screen once every text is on it (the terminal is drawn in pieces); `needs=any`: one of them."""
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
         screen = tmux("capture-pane", "-p", "-t", session)
-        if all(text in screen for text in texts):
+        if needs(text in screen for text in texts):
             return screen
         time.sleep(0.2)
-    raise AssertionError(f"{texts!r} never all appeared; the screen was:\n{screen}")
+    raise AssertionError(f"{texts!r} never appeared ({needs.__name__}) within {timeout:g} s; the screen was:\n{screen}")
 
 
 def start_replay(path: Path) -> str:

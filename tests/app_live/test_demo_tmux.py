@@ -61,18 +61,6 @@ def in_terminal(cwd, command: str) -> str:
     return session
 
 
-def wait_for_either(session: str, *texts: str, timeout: float) -> str:
-    """The screen once any of `texts` is on it."""
-    deadline = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = tmux("capture-pane", "-p", "-t", session)
-        if any(text in screen for text in texts):
-            return screen
-        time.sleep(1)
-    raise AssertionError(f"none of {texts!r} appeared within {timeout:g} s; the screen was:\n{screen}")
-
-
 def demo_processes(clone_root) -> list[str]:
     """`aoe demo` processes of this clone still alive."""
     found = subprocess.run(["pgrep", "-f", f"{clone_root}/.venv/bin/aoe demo"], capture_output=True, text=True)
@@ -104,7 +92,7 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
         screen = wait_for(session, "LIVE", "builder-one", "builder-three", "Pause match", timeout=BOOT_SECONDS)
         assert "First Build" in screen and "oracle" in screen
         racing = time.monotonic()
-        wait_for_either(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS)
+        wait_for(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS, needs=any)
         time.sleep(2)  # the terminal is drawn in pieces
         screen = tmux("capture-pane", "-p", "-t", session)
         assert "winner builder-one" in screen, f"the demo finished without the oracle winning:\n{screen}"

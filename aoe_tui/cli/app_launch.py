@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aoe_tui.cli.terminal_line import tell
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.stop_signals import exit_status
 from aoe_tui.store.saved_match import SavedMatch
@@ -59,10 +60,10 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
     if app.engine_error is not None:
         raise AoeError(f"the match stopped: {app.engine_error}" + (f" (record: {output})" if started else ""))
     if not started:
-        print("no match was started", flush=True)
+        tell("no match was started")
     else:
         world = runner.world
-        print(
+        tell(
             f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
             f"open it with `aoe replay {output}`)"
         )

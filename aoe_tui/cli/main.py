@@ -12,6 +12,8 @@ import argparse
 import importlib
 import sys
 
+from aoe_tui.cli.terminal_line import tell
+
 from aoe_tui.domain.errors import AoeError
 
 COMMAND_MODULES = [
@@ -42,10 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except AoeError as error:
-        print(f"aoe: {error}", file=sys.stderr)
+        tell(f"aoe: {error}", sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("aoe: interrupted", file=sys.stderr)
+        tell("aoe: interrupted", sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

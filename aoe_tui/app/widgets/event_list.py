@@ -1,9 +1,11 @@
 """The event list under the scrubber: the events up to the cursor, filtered, stalls collapsed.
 
-The table holds a window of at most `2 * WINDOW` rows ending at the cursor, never a long match's hundreds
-of thousands: moving forward adds rows at the end, moving back removes them, a growing stall row updates
-its cells in place; a jump, or a window grown past its size, refills it with the `WINDOW` rows before the
-cursor. A filter change rebuilds it.
+The table holds the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands, and
+keeps that many: moving forward drops rows at the top as it adds them at the end, a step back or a jump
+refills it, a growing stall row updates its cells in place. A table whose size stays the same needs no
+layout pass, and a layout pass (the whole screen arranged and re-rendered) was most of a frame; for the
+same reason the summary column is as wide as the view, set on resize rather than grown by its cells.
+A filter change rebuilds it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from aoe_tui.store.timeline import TimelineIndex
 from aoe_tui.app.widgets.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
-REBUILD_AFTER_REMOVING = 50
 WINDOW = 60  # rows kept before the cursor: a few screens to scroll back through
 COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
+SUMMARY_MIN_WIDTH = 20
+SCROLLBAR_WIDTH = 2
 
 
 class EventList(Vertical):
@@ -91,17 +94,31 @@ class EventList(Vertical):
         shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"
         self.query_one(".filter-line", Static).update(literal(shown))
 
+    def on_resize(self) -> None:
+        """The summary column takes the width the fixed columns leave (re-added, so the rows are refilled)."""
+        table = self.table
+        fixed = sum(width for width in COLUMNS.values() if width) + 2 * table.cell_padding * len(COLUMNS)
+        width = max(self.size.width - fixed - SCROLLBAR_WIDTH, SUMMARY_MIN_WIDTH)
+        if table.columns["summary"].width == width and not table.columns["summary"].auto_width:
+            return
+        table.remove_column("summary")
+        table.add_column("summary", key="summary", width=width)
+        self._clear(0)
+        self.sync(self.position)
+
     def sync(self, position: int) -> None:
         self.position = position
         table = self.table
         count = self.rows.visible_count(position)
+        start = max(count - WINDOW, 0)
         end = self._start + len(self._shown)
-        if end - count > REBUILD_AFTER_REMOVING or count < self._start or count - self._start > 2 * WINDOW:
-            self._clear(max(count - WINDOW, 0))  # one clear beats hundreds of single removals on a jump
-        while self._start + len(self._shown) > count:
-            row = self._shown.pop()
+        if not self._start <= start <= end <= count:
+            self._clear(start)  # a step back or a jump: refilled, so the table keeps its size
+        while self._start < start and self._shown:  # forward: the oldest rows leave as new ones come
+            row = self._shown.pop(0)
             table.remove_row(row.key)
             del self._cells[row.key]
+            self._start += 1
         for row in self._shown:
             if row.is_stall:
                 self._update(row)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from aoe_tui.app.widgets.repaint import repaint
+
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.world import World
 
@@ -46,4 +48,4 @@ class MatchHeader(Static):
             parts += [SEPARATOR, "winner ", (world.winner, "bold $success")]
         elif leader:
             parts += [SEPARATOR, "leader ", (leader, "bold"), f" {world.territories[leader].milestone_points} pts"]
-        self.update(Content.assemble(*parts))
+        repaint(self, Content.assemble(*parts))

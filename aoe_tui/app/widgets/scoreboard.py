@@ -11,6 +11,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from aoe_tui.app.widgets.repaint import repaint
+
 from aoe_tui.app.view import presentation as show
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.world import World
@@ -45,4 +47,4 @@ class Scoreboard(Static):
                     f" at {format_clock(durable)}" if durable is not None else "",
                 )
             )
-        self.update(Content("\n").join(lines))
+        repaint(self, Content("\n").join(lines))

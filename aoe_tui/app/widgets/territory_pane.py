@@ -14,6 +14,7 @@ from aoe_tui.domain.untrusted import first_line
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.widgets.literal import literal
+from aoe_tui.app.widgets.repaint import repaint
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.app.view.tool_calls import ToolCallIndex
 
@@ -60,7 +61,7 @@ class TerritoryPane(Vertical):
     def _set(self, part: str, content: Content) -> None:
         if self._shown.get(part) != content:
             self._shown[part] = content
-            self.query_one(f".{part}", Static).update(content)
+            repaint(self.query_one(f".{part}", Static), content)
 
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         territory = world.territories.get(self.territory_id)
@@ -69,8 +70,7 @@ class TerritoryPane(Vertical):
         scored = territory is not None and territory.milestone_points > 0
         self.border_title = literal(f"#{rank} {self.territory_id}" if scored else self.territory_id)
         self.border_subtitle = literal(f"{territory.milestone_points if territory else 0} pts · {state}")
-        for name in show.COMPETITOR_STYLES:
-            self.set_class(name == state, f"-{name}")
+        self.update_classes({f"-{name}": name == state for name in show.COMPETITOR_STYLES})
         self._set("identity", self._identity(state))
         statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
         self._set("milestones", self._milestone_matrix(world, statuses))

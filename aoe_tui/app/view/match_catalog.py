@@ -13,7 +13,7 @@ one of its files changes; opening it loads it then.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,8 +43,9 @@ class CatalogEntry:
     error: str | None = None
 
     def summary(self) -> dict[str, str | int]:
-        """What the row shows, as cached (not the path, the match or an error)."""
-        return {key: value for key, value in asdict(self).items() if key in SUMMARY_FIELDS}
+        """What the row shows, as cached (not the path, the match or an error). Read field by field:
+        `asdict` would deep-copy the loaded match with it (a quarter of a cold listing's time)."""
+        return {name: getattr(self, name) for name in SUMMARY_FIELDS}
 
     def cells(self) -> tuple[str, ...]:
         if self.error:

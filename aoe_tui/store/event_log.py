@@ -3,7 +3,12 @@
 The writer is the only thing between a match and its record, so it checks
 what it appends (contiguous sequence, clock never going back), flushes every
 line, and fsyncs the events that change the outcome: after a crash or a
-`kill -9` the log on disk is still a valid prefix of the match.
+`kill -9` the log on disk is still a valid prefix of the match. The flush
+is what survives a killed process (the line is in the kernel); the fsync,
+which only matters if the machine itself goes down, runs on a syncer thread
+a moment later, so the referee's loop never waits for the disk (about 10 ms
+per fsync here, once per passed milestone of every territory: most of a
+busy tick's own cost). `close` waits for the last fsync.
 
 The reader is tolerant where a live writer can legitimately leave a mark (a
 final line without newline, mid-append) and strict where the file is wrong
@@ -16,6 +21,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -44,6 +51,43 @@ DURABLE_KINDS = frozenset(
 )
 
 
+class _Syncer:
+    """fsyncs a file soon after each request, off the caller's thread; requests made while one fsync runs
+    are covered by the next. It holds its own duplicate of the descriptor, so a writer dropped without
+    `close` (its file closed by the garbage collector, the number perhaps reused) never leaves it
+    syncing someone else's file; it then simply ends."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+        self._wanted = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="event-log-fsync", daemon=True)
+        self._thread.start()
+
+    def request(self) -> None:
+        self._wanted.set()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                self._wanted.wait()
+                self._wanted.clear()
+                if self._stopping:
+                    return
+                os.fsync(self._fd)
+        finally:
+            os.close(self._fd)
+
+    def abandon(self) -> None:
+        self._stopping = True
+        self._wanted.set()
+
+    def stop(self) -> None:
+        """Return once no fsync is running; the caller makes the final one."""
+        self.abandon()
+        self._thread.join()
+
+
 def encode_event(event: EventBase) -> str:
     return json.dumps(event.to_json(), separators=(",", ":"), ensure_ascii=False)
 
@@ -59,6 +103,8 @@ class EventLogWriter:
         self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
         self.next_sequence = 0
         self.last_elapsed_ms = 0
+        self._syncer = _Syncer(self._file.fileno())
+        weakref.finalize(self, self._syncer.abandon)
 
     def append(self, event: EventBase) -> EventBase:
         if self._file is None:
@@ -75,7 +121,7 @@ class EventLogWriter:
         self._file.write(encode_event(event) + "\n")
         self._file.flush()
         if event.kind in DURABLE_KINDS:
-            os.fsync(self._file.fileno())
+            self._syncer.request()
         self.next_sequence += 1
         self.last_elapsed_ms = event.elapsed_ms
         return event
@@ -83,6 +129,7 @@ class EventLogWriter:
     def close(self) -> None:
         if self._file is not None:
             self._file.flush()
+            self._syncer.stop()
             os.fsync(self._file.fileno())
             self._file.close()
             self._file = None

@@ -1,6 +1,10 @@
 """The writer checks what it appends and leaves a valid prefix on disk at every step."""
 
+import gc
 import json
+import os
+import threading
+import time
 
 import pytest
 
@@ -47,3 +51,36 @@ def test_refuses_existing_log(tmp_path):
     (tmp_path / "events.jsonl").write_text('{"x":1}\n')
     with pytest.raises(AoeError, match="refusing to write into an existing"):
         EventLogWriter(tmp_path / "events.jsonl")
+
+
+def fsync_threads() -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate() if thread.name == "event-log-fsync"]
+
+
+def test_durable_events_are_synced_off_the_callers_thread_and_close_waits_for_it(tmp_path, monkeypatch):
+    synced_from: list[str] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced_from.append(threading.current_thread().name), real_fsync(fd)))
+    before = len(fsync_threads())
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 0))  # a durable kind
+    deadline = time.monotonic() + 10
+    while not synced_from and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert synced_from[:1] == ["event-log-fsync"], "the durable event was not synced by the syncer thread"
+    assert (tmp_path / "events.jsonl").read_text().count("\n") == 1  # flushed at once, before any fsync
+    writer.close()
+    assert synced_from[-1] == threading.current_thread().name  # the final fsync, after the syncer stopped
+    assert len(fsync_threads()) == before
+
+
+def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):
+    before = len(fsync_threads())
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 0))
+    del writer
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while len(fsync_threads()) > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(fsync_threads()) == before

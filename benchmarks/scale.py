@@ -9,7 +9,8 @@ For each size (`benchmarks/synthetic_match.py`, cached) it prints:
 - peak RSS of a child process that loads the match and everything the app derives from it, against the
   file size;
 - the app (a child process, headless): `aoe replay`'s load to the first frame of the match screen, the
-  whole log read in the background, then the time of each frame stepping, End, Home and playing at 60x.
+  whole log read in the background, then the time of each frame stepping (from mid-match), End, Home
+  and playing at 60x.
 Then a browser listing of 30 saved matches, cold and with the summary cache warm, and the series view of
 the same 30 rounds.
 
@@ -172,6 +173,8 @@ def child_app(folder: str, frames: str) -> None:
                 figures.setdefault(f"{name}_work", []).append(computed - start)  # type: ignore[union-attr]
                 figures.setdefault(f"{name}_frame", []).append(time.perf_counter() - start)  # type: ignore[union-attr]
 
+            screen.seek(screen.playback.duration_ms // 2)  # stepping where a user scrubs: mid-match
+            await pilot.pause()
             for _ in range(int(frames)):
                 await frame("step", lambda: screen.action_step(1))
             for _ in range(max(int(frames) // 5, 1)):

@@ -40,7 +40,7 @@ curl_problem() {
   local what="$1" code="$2"
   case "$code" in
     7|52|56) echo "$what: no answer from the service (nothing listening on guest port 8080?)" ;;
-    28) echo "$what: the service did not answer within 5 s" ;;
+    28) echo "$what: the service did not answer within ${HTTP_TIMEOUT:-5} s" ;;
     *) echo "$what: $(tail -n 1 "$SCRATCH/curl.err")" ;;
   esac
 }
@@ -48,14 +48,52 @@ curl_problem() {
 # At most 64 KiB of a body is ever read into the shell: a service may answer without end.
 body() { head -c 65536 "$HTTP_BODY"; }
 
-# expect_health CONTEXT: GET /health must answer 200 "ready".
-expect_health() {
-  local context="$1" code
-  http GET /health; code=$?
-  [ $code -eq 0 ] || fail "$(curl_problem "GET /health$context" $code)"
-  [ "$HTTP_STATUS" = 200 ] || fail "GET /health$context returned $HTTP_STATUS, expected 200"
-  [ "$(body)" = ready ] || fail "GET /health$context returned body '$(body | head -c 60)', expected 'ready'"
+# Problem printers (get_problem, the guest snapshot's checks, an arena's own *_problem helpers) print one line
+# for a person and return 1 when something is wrong, and print nothing when all is right; an arena fault
+# inside one exits 3. Run them with no_problem (or poll_until), which keeps that distinction.
+PROBLEM=""
+
+# no_problem COMMAND...: run a problem printer; 0 when it found nothing, else 1 with its line in PROBLEM.
+# An arena fault inside it stays the arena's: the verifier exits 3 (its reason is already on stderr).
+no_problem() {
+  local code
+  PROBLEM="$("$@")"; code=$?
+  [ $code -ne 3 ] || exit 3
+  [ $code -eq 0 ] && [ -z "$PROBLEM" ]
 }
+
+# poll_until TRIES INTERVAL COMMAND...: up to TRIES tries INTERVAL seconds apart, and within TRIES x INTERVAL
+# seconds (slow answers do not stretch it past the verifier's timeout), until the problem printer COMMAND finds
+# nothing; PROBLEM holds what it printed last. Returns 0 on success.
+poll_until() {
+  local tries="$1" interval="$2" try deadline; shift 2
+  deadline=$(($(date +%s%3N) + $(awk -v t="$tries" -v i="$interval" 'BEGIN { printf "%d", t * i * 1000 }')))
+  for try in $(seq "$tries"); do
+    no_problem "$@" && return 0
+    [ "$(date +%s%3N)" -lt $deadline ] || return 1
+    sleep "$interval"
+  done
+  return 1
+}
+
+# get_problem PATH BODY CONTEXT: a problem printer: GET PATH must answer 200 with exactly BODY.
+get_problem() {
+  local path="$1" expected="$2" context="${3:-}" code
+  http GET "$path"; code=$?
+  if [ $code -ne 0 ]; then
+    curl_problem "GET $path$context" $code
+  elif [ "$HTTP_STATUS" != 200 ]; then
+    echo "GET $path$context returned $HTTP_STATUS, expected 200"
+  elif [ "$(body)" != "$expected" ]; then
+    echo "GET $path$context returned body '$(body | head -c 60)', expected '$expected'"
+  else
+    return 0
+  fi
+  return 1
+}
+
+# expect_health CONTEXT: GET /health must answer 200 "ready".
+expect_health() { no_problem get_problem /health ready "$1" || fail "$PROBLEM"; }
 
 # wait_for_health SECONDS CONTEXT: poll until healthy, then a final strict check.
 wait_for_health() {
@@ -122,19 +160,59 @@ guest_run() {
   arena_fault "SSH to the guest dropped $GUEST_TRIES times: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
 }
 
-# expect_guest_file PATH CONTENT CONTEXT: the guest file PATH exists with exactly CONTENT.
-expect_guest_file() {
-  guest_run "cat -- '$1'"
-  [ "$GUEST_CODE" -eq 0 ] || fail "$1 is missing in the guest$3"
-  [ "$GUEST_OUT" = "$2" ] || fail "$1 in the guest holds '$(printf '%s' "$GUEST_OUT" | head -c 60)' instead of '$2'$3"
+declare -A GUEST_FILES=()
+GUEST_PORTS=""
+
+# guest_snapshot PATH...: a problem printer reading, in one SSH call, the guest's listening TCP ports
+# (GUEST_PORTS, like " 22 8080 ") and each regular file PATH (GUEST_FILES[PATH]: its first 4 KiB, trailing
+# newlines stripped; no entry when missing), so a check of several facts costs one connection (three TCG
+# guests answer SSH slowly). The snapshot_* checks below read it.
+guest_snapshot() {
+  local path line i=1 lines quoted=""
+  GUEST_FILES=()
+  [ $# -eq 0 ] || quoted="$(printf '%q ' "$@")"
+  guest_run "ss -Hltn | awk '{ sub(/.*:/, \"\", \$4); print \$4 }' | sort -un | tr '\n' ' '; echo
+for f in $quoted; do if [ -f \"\$f\" ]; then printf +; head -c 4096 -- \"\$f\" | base64 -w0; echo; else echo -; fi; done"
+  mapfile -t lines <<<"$GUEST_OUT"
+  if [ "$GUEST_CODE" -ne 0 ] || [ "${#lines[@]}" -ne $(($# + 1)) ]; then
+    echo "cannot read the guest's listening sockets and files: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
+    return 1
+  fi
+  GUEST_PORTS=" ${lines[0]} "
+  for path in "$@"; do
+    line="${lines[$i]}"; i=$((i + 1))
+    [ "${line:0:1}" = + ] && GUEST_FILES["$path"]="$(printf '%s' "${line:1}" | base64 -d 2>/dev/null)"
+  done
+  return 0
 }
 
-# expect_port_free PORT CONTEXT: nothing listens on guest TCP port PORT.
-expect_port_free() {
-  guest_run "ss -Hltn 'sport = :$1'"
-  [ "$GUEST_CODE" -eq 0 ] || fail "cannot list the guest's listening sockets$2: $(printf '%s' "$GUEST_OUT" | tail -n 1 | head -c 200)"
-  [ -z "$GUEST_OUT" ] || fail "something listens on guest port $1$2"
+# snapshot_present_problem PATH WHY: a problem printer: the snapshot holds the file PATH (WHY says what it is for).
+snapshot_present_problem() {
+  [ -n "${GUEST_FILES[$1]+set}" ] && return 0
+  echo "$1 is missing in the guest$2"
+  return 1
 }
+
+# snapshot_file_problem PATH CONTENT: a problem printer: the snapshot's PATH holds exactly CONTENT.
+snapshot_file_problem() {
+  snapshot_present_problem "$1" || return 1
+  [ "${GUEST_FILES[$1]}" = "$2" ] && return 0
+  echo "$1 in the guest holds '$(printf '%s' "${GUEST_FILES[$1]}" | head -c 60)' instead of '$2'"
+  return 1
+}
+
+# snapshot_port_problem PORT WHY: a problem printer: no TCP socket listened on guest port PORT in the snapshot.
+snapshot_port_problem() {
+  case "$GUEST_PORTS" in *" $1 "*) echo "something listens on guest port $1$2"; return 1 ;; esac
+}
+
+# expect_guest_file PATH CONTENT CONTEXT: the guest file PATH exists with exactly CONTENT.
+guest_file_problem() { guest_snapshot "$1" && snapshot_file_problem "$1" "$2"; }
+expect_guest_file() { no_problem guest_file_problem "$1" "$2" || fail "$PROBLEM$3"; }
+
+# expect_port_free PORT CONTEXT: nothing listens on guest TCP port PORT.
+guest_port_problem() { guest_snapshot && snapshot_port_problem "$1"; }
+expect_port_free() { no_problem guest_port_problem "$1" || fail "$PROBLEM$2"; }
 
 # expect_units_active UNIT...: every unit is active in the guest (the first that is not is named).
 expect_units_active() {

@@ -131,3 +131,6 @@ PLANS.update(FLOOD_CHEATS)
 from aoe_tui.agents.scripted.queue_plans import QUEUE_PLANS  # noqa: E402  (Durable Job Queue builders, issue 12)
 
 PLANS.update(QUEUE_PLANS)
+from aoe_tui.agents.scripted.failover_plans import FAILOVER_PLANS  # noqa: E402  (Primary Failover builders, issue 12)
+
+PLANS.update(FAILOVER_PLANS)

@@ -14,8 +14,8 @@ case "${AOE_VERIFY_PHASE:-}" in
     ;;
   after_reboot)
     [ -n "${AOE_REBOOT_PROOF:-}" ] && [ -f "$AOE_REBOOT_PROOF" ] || arena_fault "the referee gave no reboot proof"
-    poll_until 30 deployed \
-      || fail "queue deployment or completed job did not survive reboot: $LAST_PROBLEM"
+    poll_until 30 1 deployed \
+      || fail "queue deployment or completed job did not survive reboot: $PROBLEM"
     evidence --arg job "$JOB" --arg payload "$PAYLOAD" --slurpfile proof "$AOE_REBOOT_PROOF" \
       '{job: $job, payload: $payload, reboot: true} + $proof[0]'
     ;;

@@ -7,6 +7,6 @@ PAYLOAD="opaque-$(hex 12)"
 HTTP_TIMEOUT=3 http POST "/jobs/$JOB" "$PAYLOAD"; code=$?
 [ $code -eq 0 ] || fail "$(curl_problem "POST /jobs/$JOB" $code)"
 [ "$HTTP_STATUS" = 202 ] || fail "POST returned $HTTP_STATUS (POST /jobs/$JOB must answer 202)"
-poll_until 30 job_problem "$JOB" "$PAYLOAD" \
-  || fail "new job did not complete exactly once: $LAST_PROBLEM"
+poll_until 30 1 job_problem "$JOB" "$PAYLOAD" \
+  || fail "new job did not complete exactly once: $PROBLEM"
 evidence --arg job "$JOB" --arg payload "$PAYLOAD" '{completed: true, job: $job, payload: $payload}'

@@ -4,7 +4,6 @@
 
 ACCEPTED_IDS=(accepted-alpha-7d3 accepted-beta-91e accepted-gamma-c42)
 ACCEPTED_PAYLOADS=(alpha beta gamma)
-POLL_TRIES=30
 
 # job_problem ID PAYLOAD: prints nothing when GET /jobs/ID shows the job completed exactly once with its
 # own payload; otherwise one line saying what is wrong (for a person).
@@ -31,20 +30,6 @@ backlog_problem() {
     problem="$(job_problem "${ACCEPTED_IDS[$i]}" "${ACCEPTED_PAYLOADS[$i]}")"
     [ -z "$problem" ] || { echo "$problem"; return; }
   done
-}
-
-# poll_until SECONDS COMMAND...: up to POLL_TRIES tries 1 s apart (and at most SECONDS) until COMMAND prints
-# nothing; LAST_PROBLEM holds what it printed last. Returns 0 on success.
-LAST_PROBLEM=""
-poll_until() {
-  local seconds="$1" try deadline=$((SECONDS + $1)); shift
-  for try in $(seq "$POLL_TRIES"); do
-    LAST_PROBLEM="$("$@")"
-    [ -z "$LAST_PROBLEM" ] && return 0
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 1
-  done
-  return 1
 }
 
 # fresh_job: JOB and PAYLOAD of the job process-new submitted (later milestones reuse it).

@@ -17,8 +17,9 @@ from aoe_tui.agents.scripted.apps import app_source
 APP_PATH = "/opt/builder/app.py"
 UNIT = "builder-app.service"
 SERVICE_URL = "http://127.0.0.1:8080"
-# A careful engineer's curl: patient with a service that is still starting.
-CURL = "curl -fsS --retry 10 --retry-connrefused --retry-delay 1"
+# A careful engineer's curl: patient with a service that is still starting, or that the referee is restarting
+# right now (its service-restart check; a TCG guest under load takes well over 10 s to bring it back).
+CURL = "curl -fsS --retry 60 --retry-connrefused --retry-delay 1"
 
 
 @dataclass(frozen=True)

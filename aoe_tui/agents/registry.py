@@ -1,5 +1,8 @@
 """Adapter names in a manifest -> how to start them.
 
+An arena's own scripted plan comes first: `adapters/NAME.toml` in the arena
+folder runs as `python -m aoe_tui.agents.scripted --plan FILE` (the arena
+folder is looked at first, as for verifiers, so an arena carries its oracle).
 Built-in scripted builders run as `python -m aoe_tui.agents.scripted NAME`
 (a separate process, the same path as any external harness). Any other name
 resolves to an executable `aoe-adapter-NAME` on PATH, so a third-party
@@ -17,8 +20,10 @@ from pathlib import Path
 
 from aoe_tui.agents.scripted.plans import PLANS
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest_rules import ID_PATTERN
 
 EXTERNAL_PREFIX = "aoe-adapter-"
+ARENA_PLANS = "adapters"  # an arena's own scripted plans: <arena folder>/adapters/NAME.toml
 _SCRIPTED_DIR = Path(__file__).resolve().parent / "scripted"
 # Built-in model harnesses: adapter name -> package run with `python -m`.
 HARNESSES = {"openai": "aoe_tui.agents.openai_harness"}
@@ -42,20 +47,28 @@ def builtin_adapters() -> list[str]:
     return [*PLANS, *HARNESSES]
 
 
-def resolve_adapter(name: str) -> Adapter:
+def arena_plan(name: str, arena_dir: Path) -> Path | None:
+    """The arena's own plan file for adapter `name`, if it has one (only plain ids are looked up)."""
+    path = Path(arena_dir).resolve() / ARENA_PLANS / f"{name}.toml"
+    return path if ID_PATTERN.match(name) and path.is_file() else None
+
+
+def resolve_adapter(name: str, arena_dir: Path | None = None) -> Adapter:
+    """What runs for adapter `name` of the arena in `arena_dir` (None: built-in and PATH adapters only)."""
+    scripted = tuple(sorted(_SCRIPTED_DIR.glob("*.py")))
+    plan = arena_plan(name, arena_dir) if arena_dir is not None else None
+    if plan is not None:
+        command = (sys.executable, "-m", "aoe_tui.agents.scripted", "--plan", str(plan))
+        return Adapter(name, command, (plan, *scripted), builtin=False)
     if name in PLANS:
-        return Adapter(
-            name,
-            (sys.executable, "-m", "aoe_tui.agents.scripted", name),
-            tuple(sorted(_SCRIPTED_DIR.glob("*.py"))),
-            builtin=True,
-        )
+        return Adapter(name, (sys.executable, "-m", "aoe_tui.agents.scripted", name), scripted, builtin=True)
     if name in HARNESSES:
         package = Path(__file__).resolve().parent / HARNESSES[name].rsplit(".", 1)[1]
         return Adapter(name, (sys.executable, "-m", HARNESSES[name]), tuple(sorted(package.glob("*.py"))), builtin=True)
     executable = shutil.which(EXTERNAL_PREFIX + name)
     if executable is None:
         raise AoeError(
-            f"adapter {name!r}: not built in ({', '.join(builtin_adapters())}) and no {EXTERNAL_PREFIX}{name} on PATH"
+            f"adapter {name!r}: no {ARENA_PLANS}/{name}.toml in the arena folder, not built in "
+            f"({', '.join(builtin_adapters())}) and no {EXTERNAL_PREFIX}{name} on PATH"
         )
     return Adapter(name, (executable,), (Path(executable).resolve(),), builtin=False)

@@ -43,7 +43,8 @@ def format_location(location: tuple[Any, ...]) -> str:
     return text
 
 
-def _shape_problems(error: ValidationError) -> list[Problem]:
+def shape_problems(error: ValidationError) -> list[Problem]:
+    """A pydantic error as one Problem per item, each at its key path (also used for an arena's plan files)."""
     problems = []
     for item in error.errors():
         location = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-")))
@@ -59,7 +60,7 @@ def validate_manifest(data: dict[str, Any]) -> tuple[Manifest | None, list[Probl
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as error:
-        return None, _shape_problems(error) + _run_checks(_Sections(data))
+        return None, shape_problems(error) + _run_checks(_Sections(data))
     return manifest, _run_checks(manifest)
 
 

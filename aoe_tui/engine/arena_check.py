@@ -4,7 +4,8 @@ The manifest's own rules (shape, ids, dependencies, visualization nodes tied to
 existing milestones, verifier scripts that exist) come from
 `store.manifest_file`; this adds what only the whole folder can answer: each
 verifier script is executable, every provisioning source is readable, the fog
-brief exists, and the player instruction renders.
+brief exists, the player instruction renders, and the arena's own scripted
+plans (`adapters/NAME.toml` of its agents) read.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from aoe_tui.agents.registry import arena_plan
+from aoe_tui.agents.scripted.plan_file import read_plan
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.instructions import brief_files
 from aoe_tui.engine.provisioning import load_bundle
@@ -44,4 +47,7 @@ def arena_problems(directory: Path) -> tuple[Path, list[str]]:
             check()
         except AoeError as error:
             problems.append(str(error))
+    plans = {arena_plan(agent.adapter, path.parent) for agent in manifest.agents}
+    for plan in sorted(p for p in plans if p is not None):
+        problems += read_plan(plan)[1]
     return path, problems

@@ -21,7 +21,7 @@ from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.instructions import brief_files, player_brief
 from aoe_tui.engine.provisioning import load_bundle
-from aoe_tui.store.manifest_file import PROJECT_VERIFY, resolve_verifier
+from aoe_tui.store.manifest_file import VERIFIER_HELPERS, resolve_verifier
 
 SCHEMA_VERSION = 1
 
@@ -42,7 +42,7 @@ def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
     assert manifest.build is not None
     scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in manifest.build.milestones}
     helpers = {h.resolve() for s in scripts for h in s.parent.glob("*.sh")}
-    shared = {(PROJECT_VERIFY / "lib.sh").resolve()}  # an arena's own scripts source the shared helpers too
+    shared = {VERIFIER_HELPERS.resolve()}  # an arena's own scripts source the shared helpers too
     return sorted(scripts | helpers | shared)
 
 
@@ -92,7 +92,9 @@ def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
         "manifest_sha256": sha256_bytes(manifest_path.read_bytes()),
         "player_brief_sha256": brief,
         "verifier_sha256": verifiers,
-        "adapter_sha256": {a.adapter: resolve_adapter(a.adapter).sha256() for a in manifest.agents},
+        "adapter_sha256": {
+            a.adapter: resolve_adapter(a.adapter, manifest_path.resolve().parent).sha256() for a in manifest.agents
+        },
         **setup,
         "compatibility_key": compatibility_key(manifest, brief, verifiers, setup.get("provisioning_sha256")),
     }

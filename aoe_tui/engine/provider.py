@@ -39,8 +39,9 @@ class TerritoryProvider(Protocol):
 
 class AgentLauncher(Protocol):
     async def start(
-        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock
-    ) -> AgentHandle: ...
+        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+    ) -> AgentHandle:
+        """Start the agent; `arena_dir` (the manifest's folder) holds the arena's own adapters, if any."""
 
 
 def budget_env(agent: AgentSpec) -> dict[str, str]:
@@ -70,8 +71,10 @@ class ProcessLauncher:
     def __init__(self, loopback_ports: Iterable[int] = ()) -> None:
         self.loopback_ports = tuple(loopback_ports)
 
-    async def start(self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock) -> AgentHandle:
-        adapter = resolve_adapter(agent.adapter)
+    async def start(
+        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+    ) -> AgentHandle:
+        adapter = resolve_adapter(agent.adapter, arena_dir)
         env = adapter_env(
             agent,
             adapter,
@@ -101,7 +104,13 @@ class ProcessLauncher:
             next_adapter_uid(),
             files.directory.resolve(),
             hidden=(Path.home(), match_root),
-            readable=(*python_install(), executable.parent, executable.resolve().parent),
+            # What runs: the interpreter or program, and the adapter's own files (an arena's plan file).
+            readable=(
+                *python_install(),
+                executable.parent,
+                executable.resolve().parent,
+                *(source.parent for source in adapter.sources),
+            ),
             files=handed,
             loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports),
         )

@@ -28,6 +28,7 @@ from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
+from aoe_tui.store.manifest_file import VERIFIER_HELPERS
 from aoe_tui.store.match_layout import MatchLayout
 
 DURABLE_REASON = "first durable deployment"
@@ -259,6 +260,7 @@ class Referee:
             "AOE_SSH_PORT": str(host.ssh_port),
             "AOE_SERVICE_PORT": str(host.service_port),
             "AOE_PREVIOUS_EVIDENCE": str(self._write_previous_evidence(territory_id, scratch)),
+            "AOE_VERIFY_LIB": str(VERIFIER_HELPERS),
             **host.access_env(),
         }
         evidence_file = scratch / f"{milestone.id}.evidence.json"

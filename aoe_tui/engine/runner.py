@@ -109,7 +109,8 @@ class MatchRunner(Stoppable):
         for agent in self.manifest.agents:
             host = hosts[agent.territory]
             self.match_dir.write_instruction(self.manifest, self.manifest_path, agent, host.host, host.ssh_port)
-            handle = await self.launcher.start(agent, self.match_dir.agent_files(agent.id), host, self.clock)
+            files = self.match_dir.agent_files(agent.id)
+            handle = await self.launcher.start(agent, files, host, self.clock, self.manifest_path.resolve().parent)
             self.recorder.progress("agent", f"started adapter {agent.adapter}", agent.territory)
             referee.agent_started(handle)
         await self._tick_until_over(referee)

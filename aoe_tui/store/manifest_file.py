@@ -22,6 +22,9 @@ from aoe_tui.domain.manifest_rules import Problem, validate_manifest
 
 PROJECT_VERIFY = Path(__file__).resolve().parents[2] / "verify"
 """The project's own verifier scripts, shared by the bundled arenas (`verifier = "verify/service-up.sh"`)."""
+VERIFIER_HELPERS = PROJECT_VERIFY / "lib.sh"
+"""The shell helpers every verifier may source; the referee names them in `AOE_VERIFY_LIB`, so an arena
+folder's own scripts find them wherever the folder lives."""
 
 
 FLEET_KEY = "agents"

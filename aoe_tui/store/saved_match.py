@@ -90,6 +90,12 @@ class SavedMatch:
         return bool(self.events)
 
     @property
+    def hides_topology(self) -> bool:
+        """A fog arena's service map shows a territory's milestone nodes only once observed (ARENAS §6)."""
+        fog = self.manifest.fog_of_war if self.manifest is not None else None
+        return fog is not None and fog.hide_topology_until_observed
+
+    @property
     def arena_name(self) -> str:
         if self.manifest is not None:
             return self.manifest.arena.display_name

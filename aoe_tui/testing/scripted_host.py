@@ -8,7 +8,8 @@ cheat meddles with the restart. Acting on the guest (verify/unit-restart.sh: ins
 unit, restart it, inspect it again) goes through a small control
 endpoint, reached by verifiers via the `AOE_GUEST_EXEC` shim. The unit's
 processes are modelled as (pid, start time) pairs so the verifier's checks of
-them run for real.
+them run for real. An arena's provisioning is taken as done: the stand-in
+already serves what a builder deploys on top of it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable, Literal
 
+from aoe_tui.engine.provisioning import MARKER as PROVISIONING_MARKER
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
 
 Storage = Literal["disk", "tmpfs", "memory"]
@@ -139,6 +141,9 @@ class _GuestState:
         command = command.strip()
         if command.startswith(UNIT_RESTART_MARKER):
             return CommandResult(0, self.unit_restart(), "")
+        if command.startswith(PROVISIONING_MARKER):
+            # Nothing to write: the stand-in already is the deployed service the provisioning leads to.
+            return CommandResult(0, "provisioned\n", "")
         return CommandResult(127, "", f"scripted guest: {command.split()[0] if command else '?'}: command not found")
 
 

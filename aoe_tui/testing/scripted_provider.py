@@ -8,6 +8,7 @@ no VM, on an injected clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from aoe_tui.agents.protocol import AgentFiles
 from aoe_tui.domain.manifest import AgentSpec, Manifest
@@ -60,7 +61,9 @@ class ScriptedLauncher:
     scripts: dict[str, AgentScript] = field(default_factory=dict)
     started: dict[str, ScriptedAgent] = field(default_factory=dict)
 
-    async def start(self, agent: AgentSpec, files: AgentFiles, host: TerritoryHost, clock: MatchClock) -> AgentHandle:
+    async def start(
+        self, agent: AgentSpec, files: AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+    ) -> AgentHandle:
         script = self.scripts.get(agent.id, AgentScript())
         now = clock.source.now
         finishes_at = None if script.finishes_after is None else now() + script.finishes_after

@@ -108,6 +108,7 @@ class MatchScreen(Screen[None]):
                     match.visualization,
                     self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
                     self.session.start_ms.get(agent_id, 0) if agent_id else 0,
+                    match.hides_topology,
                 )
         yield TimelineScrubber(id="scrubber")
         with TabbedContent(id="lower"):

@@ -13,6 +13,7 @@ from aoe_tui.domain.world import World
 from aoe_tui.domain.untrusted import first_line
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
+from aoe_tui.app.view.hidden_topology import observed_milestones
 from aoe_tui.app.widgets.literal import literal
 from aoe_tui.app.widgets.repaint import repaint
 from aoe_tui.app.widgets.service_map_view import ServiceMap
@@ -40,12 +41,14 @@ class TerritoryPane(Vertical):
         visualization: Visualization | None,
         calls: ToolCallIndex,
         agent_start_ms: int,
+        hides_topology: bool = False,
     ) -> None:
         super().__init__(id=f"pane-{territory_id}", classes="territory-pane")
         self.territory_id = territory_id
         self.agent = agent
         self.milestones = milestones
         self.visualization = visualization
+        self.hides_topology = hides_topology  # a fog arena: the map shows what this territory has observed
         self.calls = calls
         self.agent_start_ms = agent_start_ms
         self._shown: dict[str, Content] = {}
@@ -54,7 +57,7 @@ class TerritoryPane(Vertical):
         yield Static(classes="identity")
         yield Static(classes="milestones")
         if self.visualization is not None and self.visualization.nodes:
-            yield ServiceMap(self.visualization, classes="service-map")
+            yield ServiceMap(self.visualization, self.hides_topology, classes="service-map")
         yield Static(classes="agent-status")
         yield Static(classes="activity")
 
@@ -75,7 +78,7 @@ class TerritoryPane(Vertical):
         statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
         self._set("milestones", self._milestone_matrix(world, statuses))
         if self.visualization is not None and self.visualization.nodes:
-            self.query_one(ServiceMap).show(statuses)
+            self.query_one(ServiceMap).show(statuses, observed_milestones(world, self.territory_id))
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
         self._set(
             "agent-status",

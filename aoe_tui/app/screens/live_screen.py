@@ -49,7 +49,7 @@ OPERATOR_PAUSE_REASON = "paused by the operator"
 PAUSING = "pausing: waiting for running checks to settle"
 RESUMING = "resuming guests and agents"
 QUIET_WHEN_LIVE = frozenset(
-    {"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed", "report('fought')"}
+    {"toggle_play", "jump(-1)", "jump(1)", "marker(-1)", "marker(1)", "cycle_speed", "report('fought')", "toggle_race"}
 )
 
 
@@ -80,7 +80,8 @@ def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
 
 class LiveMatchScreen(MatchScreen):
     BINDINGS = [
-        # Watching live, steering matters more than playback speed: those keys still work, off the footer.
+        # Watching live, steering matters more than playback speed (and the race chart): those keys still work,
+        # off the footer.
         *[replace(binding, show=False) for binding in MatchScreen.BINDINGS if binding.action in QUIET_WHEN_LIVE],
         # The footer gets short words so every steering key fits at 160 columns; help and palette the long ones.
         Binding("1", "select(0)", "Select", key_display="1-9", tooltip="Select territory"),

@@ -30,6 +30,7 @@ from aoe_tui.app.screens.inspector import InspectorScreen
 from aoe_tui.app.widgets.literal import literal
 from aoe_tui.app.view.playback import JUMP_MS, Playback
 from aoe_tui.app.screens.report_screen import ReportScreen
+from aoe_tui.app.widgets.race_chart import RaceChart
 from aoe_tui.app.widgets.scoreboard import Scoreboard
 from aoe_tui.app.widgets.scrubber import TimelineScrubber
 from aoe_tui.app.view.session import MatchSession
@@ -70,6 +71,7 @@ class MatchScreen(Screen[None]):
         Binding("home", "home", "Start", show=False, priority=True),
         Binding("end", "end", "End / follow", show=False, priority=True),
         Binding("s", "cycle_speed", "Speed"),
+        Binding("h", "toggle_race", "Race chart", tooltip="Race chart: points over time"),
         Binding("e", "show_tab('events')", "Events", show=False),
         Binding("c", "next_feed", "Tool calls", show=False),
         Binding("k", "cycle_filter('kind')", "Filter kind", show=False),
@@ -110,6 +112,7 @@ class MatchScreen(Screen[None]):
                     self.session.start_ms.get(agent_id, 0) if agent_id else 0,
                     match.hides_topology,
                 )
+        yield RaceChart(id="race")
         yield TimelineScrubber(id="scrubber")
         with TabbedContent(id="lower"):
             with TabPane("Events", id="tab-events"):
@@ -160,6 +163,10 @@ class MatchScreen(Screen[None]):
             self.query_one(TimelineScrubber).show(
                 playback.elapsed_ms, playback.duration_ms, self.session.markers, self._status()
             )
+            if self.has_class("-race"):
+                self.query_one(RaceChart).show(
+                    self.session.race, self.session.territory_ids(), playback.elapsed_ms, playback.duration_ms
+                )
             self.query_one(EventList).sync(playback.position)
             for feed in self.query(ToolFeed):
                 feed.sync(playback.activity_horizon_ms)
@@ -301,6 +308,11 @@ class MatchScreen(Screen[None]):
 
     def on_timeline_scrubber_seek(self, message: TimelineScrubber.Seek) -> None:
         self.seek(message.elapsed_ms)
+
+    def action_toggle_race(self) -> None:
+        """The race chart in place of the territory panes, or the panes back."""
+        self.toggle_class("-race")
+        self.refresh_cursor()
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one("#lower", TabbedContent).active = f"tab-{tab}"

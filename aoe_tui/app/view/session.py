@@ -1,7 +1,7 @@
 """Everything the screens derive from one match, computed once and grown by live events.
 
 The match screen, the report screen and the command palette all need the
-timeline, the markers, the milestone order and each agent's tool calls;
+timeline, the markers, the milestone order, the points race and each agent's tool calls;
 keeping them here means they agree and nothing is recomputed per widget.
 """
 
@@ -14,6 +14,7 @@ from aoe_tui.store.markers import Marker
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.timeline import TimelineIndex
 from aoe_tui.app.view.event_rows import EventFilter, EventRows
+from aoe_tui.app.view.points_race import PointsRace
 from aoe_tui.app.view.tool_calls import ToolCallIndex, agent_tool_calls
 
 
@@ -25,6 +26,7 @@ class MatchSession:
             match.events, initial=None if match.has_timeline else match.world
         )
         self.markers: list[Marker] = self.timeline.markers.markers()
+        self.race = PointsRace.of(self.timeline, self.markers)
         self.rows = EventRows(self.timeline, EventFilter())  # the event list's first rows, built with the rest
         found = match_analyses(match)
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
@@ -69,6 +71,7 @@ class MatchSession:
         """Live events; markers are found once per batch, not once per event."""
         for event in events:
             self.timeline.append(event)
+            self.race.add(event, event.elapsed_ms)
             if event.kind == "agent_started" and event.agent_id:
                 self.start_ms[event.agent_id] = event.elapsed_ms
         self.markers = self.timeline.markers.markers()

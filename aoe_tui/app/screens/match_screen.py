@@ -71,7 +71,6 @@ class MatchScreen(Screen[None]):
         Binding("home", "home", "Start", show=False, priority=True),
         Binding("end", "end", "End / follow", show=False, priority=True),
         Binding("s", "cycle_speed", "Speed"),
-        Binding("h", "toggle_race", "Race chart", tooltip="Race chart: points over time"),
         Binding("e", "show_tab('events')", "Events", show=False),
         Binding("c", "next_feed", "Tool calls", show=False),
         Binding("k", "cycle_filter('kind')", "Filter kind", show=False),
@@ -85,6 +84,8 @@ class MatchScreen(Screen[None]):
         Binding("question_mark", "app.help", "Help", key_display="?"),
         Binding("escape", "back", "Back", show=False),
         Binding("q", "app.quit", "Quit"),
+        # Last: where the footer is too narrow for all, Help and Quit stay in view (the chart is in help).
+        Binding("h", "toggle_race", "Race chart", tooltip="Race chart: points over time"),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
 

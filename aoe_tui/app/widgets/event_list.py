@@ -1,11 +1,11 @@
 """The event list under the scrubber: the events up to the cursor, filtered, stalls collapsed.
 
-The table holds the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands, and
-keeps that many: moving forward drops rows at the top as it adds them at the end, a step back or a jump
-refills it, a growing stall row updates its cells in place. A table whose size stays the same needs no
-layout pass, and a layout pass (the whole screen arranged and re-rendered) was most of a frame; for the
-same reason the summary column is as wide as the view, set on resize rather than grown by its cells.
-A filter change rebuilds it.
+The table shows the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands, in
+`WINDOW` fixed slots: a step rewrites the cells of the slots whose row changed, and rows are added or
+removed only while fewer than `WINDOW` are visible (the very start of a match). Textual lays the whole
+screen out again whenever a table's size changes or a row is removed, and that layout pass was most of
+a frame; for the same reason the summary column is as wide as the view, set on resize, not grown by
+its cells. A row's cells are computed once while it stays in the window (a stall row's as it grows).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ class EventList(Vertical):
         self.timeline = timeline
         self.rows = rows
         self.position = -1
-        self._start = 0  # the row number of the table's first row
-        self._shown: list[EventRow] = []
-        self._cells: dict[str, tuple[str, ...]] = {}
+        self._shown: list[EventRow] = []  # the row in each slot
+        self._slot_cells: list[tuple[str, ...]] = []  # what each slot shows
+        self._cells: dict[str, tuple[str, ...]] = {}  # the window's rows' cells, by row key
 
     def compose(self) -> ComposeResult:
         yield Static(classes="filter-line")
@@ -63,82 +63,67 @@ class EventList(Vertical):
 
     def set_filter(self, event_filter: EventFilter) -> None:
         self.rows = EventRows(self.timeline, event_filter)
-        self._clear(0)
+        self._cells = {}
         self._show_filter()
         self.sync(self.position)
 
     def timeline_grew(self) -> None:
-        """New events were appended to the shared list (live); stall grouping may have changed.
-
-        Rows are regrouped, but the table keeps every shown row up to the first one whose identity
-        changed (an event that turned out to start a stall): a live tick touches the last rows, and
-        rebuilding a long match's table on every tick would cost more than the tick itself.
-        """
+        """New events were appended to the shared list (live): rows are regrouped (an event may have turned
+        out to start a stall) and the slots whose row changed are rewritten."""
         self.rows = EventRows(self.timeline, self.event_filter)
-        unchanged = 0
-        for shown, row in zip(self._shown, self.rows[self._start : self._start + len(self._shown)]):
-            if shown.key != row.key:
-                break
-            unchanged += 1
-        for gone in self._shown[unchanged:]:
-            self.table.remove_row(gone.key)
-            del self._cells[gone.key]
-        self._shown = self._shown[:unchanged]
+        self._cells = {}
         self.sync(self.position)
-
-    def _clear(self, start: int) -> None:
-        self.table.clear()
-        self._start, self._shown, self._cells = start, [], {}
 
     def _show_filter(self) -> None:
         shown = f"filter: {self.event_filter.describe()}  (k kind · t territory · u agent · x clear)"
         self.query_one(".filter-line", Static).update(literal(shown))
 
     def on_resize(self) -> None:
-        """The summary column takes the width the fixed columns leave (re-added, so the rows are refilled)."""
+        """The summary column takes the width the fixed columns leave (re-added, so the slots are refilled)."""
         table = self.table
         fixed = sum(width for width in COLUMNS.values() if width) + 2 * table.cell_padding * len(COLUMNS)
         width = max(self.size.width - fixed - SCROLLBAR_WIDTH, SUMMARY_MIN_WIDTH)
         if table.columns["summary"].width == width and not table.columns["summary"].auto_width:
             return
+        table.clear()
         table.remove_column("summary")
         table.add_column("summary", key="summary", width=width)
-        self._clear(0)
+        self._shown, self._slot_cells = [], []
         self.sync(self.position)
 
     def sync(self, position: int) -> None:
         self.position = position
         table = self.table
         count = self.rows.visible_count(position)
-        start = max(count - WINDOW, 0)
-        end = self._start + len(self._shown)
-        if not self._start <= start <= end <= count:
-            self._clear(start)  # a step back or a jump: refilled, so the table keeps its size
-        while self._start < start and self._shown:  # forward: the oldest rows leave as new ones come
-            row = self._shown.pop(0)
-            table.remove_row(row.key)
-            del self._cells[row.key]
-            self._start += 1
-        for row in self._shown:
-            if row.is_stall:
-                self._update(row)
-        for row in self.rows[self._start + len(self._shown) : count]:
-            cells = self.rows.cells(row, position)
-            table.add_row(*cells, key=row.key)
-            self._cells[row.key] = cells
-            self._shown.append(row)
-        if self._shown:
-            table.move_cursor(row=len(self._shown) - 1, animate=False)
+        window = list(self.rows[max(count - WINDOW, 0) : count])
+        cells = {row.key: self._row_cells(row, position) for row in window}
+        while len(self._slot_cells) > len(window):
+            self._slot_cells.pop()
+            table.remove_row(slot_key(len(self._slot_cells)))
+        for slot, row in enumerate(window):
+            if slot == len(self._slot_cells):
+                table.add_row(*cells[row.key], key=slot_key(slot))
+                self._slot_cells.append(cells[row.key])
+            elif self._slot_cells[slot] != cells[row.key]:
+                for column, old, new in zip(COLUMNS, self._slot_cells[slot], cells[row.key]):
+                    if old != new:
+                        table.update_cell(slot_key(slot), column, new)
+                self._slot_cells[slot] = cells[row.key]
+        self._shown, self._cells = window, cells
+        if window and table.cursor_row != len(window) - 1:
+            table.move_cursor(row=len(window) - 1, animate=False)
 
-    def _update(self, row: EventRow) -> None:
-        cells = self.rows.cells(row, self.position)
-        if cells != self._cells[row.key]:
-            for column, (old, new) in zip(COLUMNS, zip(self._cells[row.key], cells)):
-                if old != new:
-                    self.table.update_cell(row.key, column, new)
-            self._cells[row.key] = cells
+    def _row_cells(self, row: EventRow, position: int) -> tuple[str, ...]:
+        """A row's cells, computed once while it stays in the window; a stall row's each time (it grows)."""
+        known = self._cells.get(row.key)
+        return known if known is not None and not row.is_stall else self.rows.cells(row, position)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        row = next(row for row in self._shown if row.key == event.row_key.value)
-        self.post_message(self.Inspect(row.positions[: row.count_at(self.position)]))
+        if 0 <= event.cursor_row < len(self._shown):
+            row = self._shown[event.cursor_row]
+            self.post_message(self.Inspect(row.positions[: row.count_at(self.position)]))
+
+
+def slot_key(slot: int) -> str:
+    return f"slot-{slot}"

@@ -51,7 +51,7 @@ class TerritoryPane(Vertical):
         self.hides_topology = hides_topology  # a fog arena: the map shows what this territory has observed
         self.calls = calls
         self.agent_start_ms = agent_start_ms
-        self._shown: dict[str, Content] = {}
+        self._shown: dict[str, object] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(classes="identity")
@@ -71,8 +71,10 @@ class TerritoryPane(Vertical):
         state = territory.competitor_state if territory else "preparing"
         # A rank means something only once a territory has scored; before that all are equal.
         scored = territory is not None and territory.milestone_points > 0
-        self.border_title = literal(f"#{rank} {self.territory_id}" if scored else self.territory_id)
-        self.border_subtitle = literal(f"{territory.milestone_points if territory else 0} pts · {state}")
+        self._set_borders(
+            f"#{rank} {self.territory_id}" if scored else self.territory_id,
+            f"{territory.milestone_points if territory else 0} pts · {state}",
+        )
         self.update_classes({f"-{name}": name == state for name in show.COMPETITOR_STYLES})
         self._set("identity", self._identity(state))
         statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
@@ -92,6 +94,13 @@ class TerritoryPane(Vertical):
         self._set(
             "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
         )
+
+    def _set_borders(self, title: str, subtitle: str) -> None:
+        """Assigning a border title repaints the whole pane, every part of it, even when it is the same
+        text: with a dozen panes that was most of every frame, so only a changed one is assigned."""
+        if self._shown.get("border-title") != (title, subtitle):
+            self._shown["border-title"] = (title, subtitle)
+            self.border_title, self.border_subtitle = literal(title), literal(subtitle)
 
     def _identity(self, state: str) -> Content:
         agent = self.agent

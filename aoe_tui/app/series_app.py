@@ -10,12 +10,6 @@ from aoe_tui.app.screens.series_screen import BenchmarkScreen, SeriesScreen
 class SeriesApp(AoeApp):
     """The app opened on a series or benchmark folder; rounds open as ordinary replays."""
 
-    DEFAULT_CSS = """
-    .series-heading { text-style: bold; color: $accent; margin-top: 1; }
-    #series-chart { margin-top: 1; }
-    #series-grid, #series-standings, #series-rounds, #benchmark-leaderboard, #benchmark-arenas { height: auto; }
-    """
-
     def __init__(self, overview: SeriesOverview | BenchmarkOverview, **options) -> None:
         super().__init__(**options)
         self.overview = overview

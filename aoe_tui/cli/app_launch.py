@@ -16,7 +16,10 @@ from aoe_tui.store.saved_match import SavedMatch
 
 if TYPE_CHECKING:
     from aoe_tui.app.live_app import BeforeMatch
+    from aoe_tui.app.series_live_app import SeriesLiveApp
+    from aoe_tui.app.view.series_progress import SeriesLog
     from aoe_tui.engine.runner import MatchRunner
+    from aoe_tui.engine.series import SeriesRunner
 
 
 def open_replay(match: SavedMatch) -> int:
@@ -68,3 +71,15 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
             f"open it with `aoe replay {output}`)"
         )
     return 0 if app.stopped_by_signal is None else exit_status(app.stopped_by_signal)
+
+
+def run_series_live(series: "SeriesRunner", log: "SeriesLog") -> "SeriesLiveApp":
+    """The series in the app (`log`: the series' report); returns the app once it has left, to say how it ended.
+    The series is opened first, so a folder that cannot be resumed is one line before any screen is drawn."""
+    from aoe_tui.analysis.series_overview import round_summaries
+    from aoe_tui.app.series_live_app import SeriesLiveApp
+
+    series.open()
+    app = SeriesLiveApp(series, log, summaries=round_summaries())
+    app.run()
+    return app

@@ -1,5 +1,8 @@
 """`aoe series`, `aoe benchmark` and `aoe standings`: many matches unattended, and who is best.
 
+`aoe series` runs in the app unless `--headless`; both run the same `SeriesRunner`, so they resume,
+checkpoint and end (exit status and closing lines) the same way. `aoe benchmark` is headless.
+
 Standings are always recomputed from the round matches on disk (never copied
 from `series.json`), so what this prints is what the matches say.
 """
@@ -16,6 +19,7 @@ from typing import Any
 
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
+from aoe_tui.cli.terminal_line import tell
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.benchmark import BenchmarkRunner
 from aoe_tui.engine.libvirt_host import LibvirtProvider
@@ -105,31 +109,48 @@ def run_unattended(runner: Any, finished: Callable[[], str]) -> int:
     try:
         asyncio.run(play())
     except SeriesStopped as stopped:
-        print(f"aoe: stopped: {stopped}; every guest destroyed; run the same command to resume", file=sys.stderr)
-        return exit_status(received[0]) if received else 1
-    print(finished(), flush=True)
+        return _stopped(str(stopped), received[0] if received else None)
+    tell(finished())
     return 0
 
 
+def _stopped(reason: str, signum: int | None) -> int:
+    """The closing line of a stopped series or benchmark; exit 128 + the signal that stopped it, else 1."""
+    tell(f"aoe: stopped: {reason}; every guest destroyed; run the same command to resume", sys.stderr)
+    return exit_status(signum) if signum is not None else 1
+
+
 def series(args: argparse.Namespace) -> int:
-    if not args.headless:
-        raise AoeError(
-            "aoe series runs headless for now: add --headless (open the folder afterwards with `aoe replay DIR`)"
-        )
     output = args.output if args.output is not None else SERIES_DIR / load_manifest(args.manifest).arena.id
-    runner = SeriesRunner(
-        args.manifest,
-        output,
-        narrated(real_round_factory(args, args.manifest)),
-        rounds=args.rounds,
-        fresh=args.fresh,
-        replays=args.replays,
-        report=_say,
-    )
-    return run_unattended(
-        runner,
-        lambda: f"series folder: {output}  (standings: `aoe standings {output}`; open it with `aoe replay {output}`)",
-    )
+    factory = real_round_factory(args, args.manifest)
+
+    def series_runner(make_runner: RunnerFactory, report: Callable[[str], None]) -> SeriesRunner:
+        return SeriesRunner(
+            args.manifest,
+            output,
+            make_runner,
+            rounds=args.rounds,
+            fresh=args.fresh,
+            replays=args.replays,
+            report=report,
+        )
+
+    def finished() -> str:
+        return f"series folder: {output}  (standings: `aoe standings {output}`; open it with `aoe replay {output}`)"
+
+    if args.headless:
+        return run_unattended(series_runner(narrated(factory), _say), finished)
+    from aoe_tui.app.view.series_progress import SeriesLog
+    from aoe_tui.cli.app_launch import run_series_live
+
+    log = SeriesLog()
+    app = run_series_live(series_runner(factory, log.add), log)
+    if app.engine_error is not None:
+        raise AoeError(app.engine_error)
+    if app.series_stopped is not None:
+        return _stopped(app.series_stopped, app.stopped_by_signal)
+    tell(finished())
+    return 0
 
 
 def benchmark(args: argparse.Namespace) -> int:
@@ -180,7 +201,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--fresh", action="store_true", help="start over: the existing series folder is kept as <folder>.previous-N"
     )
-    p.add_argument("--headless", action="store_true", help="no TUI: one line per round and meaningful event")
+    p.add_argument(
+        "--headless",
+        action="store_true",
+        help="no TUI: one line per round and meaningful event (default: each round live in the app, and the series)",
+    )
     _add_unattended_options(p)
     p.set_defaults(handler=series)
 

@@ -15,6 +15,10 @@ the agent is still unavailable the round stands and its seat forfeits (a
 forfeit never counts as a loss, see `analysis.standings`). A round that
 cannot be played at all (guests fail to boot) is set aside as
 `round-NNN.failed-N` and retried the same way.
+
+Whoever shows the series (the app) subscribes: it hears each round attempt
+begin (with its runner, before the match starts, so nothing of it is missed)
+and end (once its folder is recorded or set aside).
 """
 
 from __future__ import annotations
@@ -68,6 +72,25 @@ RunnerFactory = Callable[[RoundPlan], MatchRunner]
 Report = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class RoundStarted:
+    """An attempt of a round is about to run: `runner` has not started yet."""
+
+    plan: RoundPlan
+    runner: MatchRunner
+
+
+@dataclass(frozen=True)
+class RoundEnded:
+    """An attempt of a round is over and settled: recorded in `series.json`, or set aside to be played again."""
+
+    plan: RoundPlan
+
+
+SeriesUpdate = RoundStarted | RoundEnded
+SeriesListener = Callable[[SeriesUpdate], None]
+
+
 class SeriesStopped(Exception):
     """The series was stopped from outside (a signal); `series.json` holds every decided round."""
 
@@ -84,6 +107,11 @@ def rotate(manifest: Manifest, round_number: int) -> Manifest:
         for a in manifest.agents
     ]
     return Manifest.model_validate({**manifest.to_json(), "agents": agents})
+
+
+def seats_of(manifest: Manifest) -> dict[str, str]:
+    """agent -> territory, by agent id."""
+    return {a.id: a.territory for a in sorted(manifest.agents, key=lambda a: a.id)}
 
 
 def compatibility_key_of(manifest: Manifest, manifest_path: Path) -> str:
@@ -120,10 +148,33 @@ class SeriesRunner(Stoppable):
         self.current: MatchRunner | None = None
         self._round_seconds: list[float] = []
         self._started_at = 0.0
+        self._listeners: list[SeriesListener] = []
 
     @property
     def path(self) -> Path:
         return self.output / SERIES_FILE
+
+    def subscribe(self, listener: SeriesListener) -> None:
+        """Hear every round attempt begin and end from now on (call before `run()` to hear them all)."""
+        self._listeners.append(listener)
+
+    def _publish(self, update: SeriesUpdate) -> None:
+        for listener in self._listeners:
+            listener(update)
+
+    # -- what is left ----------------------------------------------------------------------------------
+
+    def upcoming(self) -> list[tuple[int, dict[str, str]]]:
+        """The rounds not decided yet, in the order they will be played, each with its seats."""
+        first, last = self.checkpoint["rounds_completed"] + 1, self.checkpoint["rounds_requested"]
+        return [(number, seats_of(rotate(self.manifest, number))) for number in range(first, last + 1)]
+
+    def seconds_left(self) -> float | None:
+        """The wall time the undecided rounds should take at this run's mean per round (None before the first)."""
+        if not self._round_seconds:
+            return None
+        mean = sum(self._round_seconds) / len(self._round_seconds)
+        return (self.checkpoint["rounds_requested"] - self.checkpoint["rounds_completed"]) * mean
 
     # -- the series ----------------------------------------------------------------------------------
 
@@ -131,7 +182,8 @@ class SeriesRunner(Stoppable):
         """Play every round not yet decided; returns the final `series.json`. Raises `SeriesStopped` when stopped."""
         self._task = asyncio.current_task()
         self._started_at = self.wall_clock()
-        self._open()
+        if not self.checkpoint:
+            self.open()
         try:
             for number in range(self.checkpoint["rounds_completed"] + 1, self.checkpoint["rounds_requested"] + 1):
                 await self._play_round(number)
@@ -148,8 +200,11 @@ class SeriesRunner(Stoppable):
         self.report(f"series complete: {self.checkpoint['rounds_completed']} rounds; {self.path}")
         return self.checkpoint
 
-    def _open(self) -> None:
-        """Start a new checkpoint or resume a compatible one; set aside whatever an interrupted run left."""
+    def open(self) -> None:
+        """Start a new checkpoint or resume a compatible one; set aside whatever an interrupted run left.
+
+        `run()` opens the series itself; the app opens it first, so a folder that cannot be resumed is one
+        line on the terminal before any screen is drawn."""
         existing = read_checkpoint(self.path, SERIES_SCHEMA) if self.path.exists() else None
         if existing is not None and self.fresh:
             kept = set_aside_name(self.output, "previous")
@@ -207,48 +262,57 @@ class SeriesRunner(Stoppable):
 
     async def _play_round(self, number: int) -> None:
         manifest = rotate(self.manifest, number)
-        seats = {a.id: a.territory for a in sorted(manifest.agents, key=lambda a: a.id)}
+        seats = seats_of(manifest)
         total = self.checkpoint["rounds_requested"]
         began = self.wall_clock()
         for attempt in range(1, self.replays + 2):
-            output = self.output / round_name(number)
-            last = attempt == self.replays + 1
+            plan = RoundPlan(number, attempt, manifest, self.output / round_name(number))
             self.report(
                 f"round {number}/{total}"
                 + (f" (replay {attempt - 1})" if attempt > 1 else "")
                 + " started: "
                 + ", ".join(f"{agent} @ {territory}" for agent, territory in seats.items())
             )
-            world = await self._attempt(RoundPlan(number, attempt, manifest, output))
-            if world is None or world.match_state != "finished":
-                why = "could not be played" if world is None else f"ended {world.match_state}"
-                if last:
-                    raise AoeError(
-                        f"round {number} {why} {attempt} times; the series stops here "
-                        f"(run the same command to try again)"
-                    )
-                kept = set_aside_name(output, "failed")
-                os.replace(output, kept)
-                self.report(f"round {number}: {why}; kept as {kept.name}, playing it again")
-                continue
-            missing = unavailable_agents(world)
-            if missing and not last:
-                kept = set_aside_name(output, "unavailable")
-                os.replace(output, kept)
-                self.report(
-                    f"round {number}: unavailable through no fault of their own: {', '.join(missing)} "
-                    f"({_sources(world, missing)}); kept as {kept.name}, replaying the round"
+            world = await self._attempt(plan)
+            decided = self._settle(plan, seats, world, last=attempt == self.replays + 1, began=began)
+            self._publish(RoundEnded(plan))
+            if decided:
+                return
+
+    def _settle(self, plan: RoundPlan, seats: dict[str, str], world: World | None, last: bool, began: float) -> bool:
+        """Record the attempt (True), or set it aside to be played again (False); the last failed attempt stops
+        the series."""
+        number, output = plan.number, plan.output
+        if world is None or world.match_state != "finished":
+            why = "could not be played" if world is None else f"ended {world.match_state}"
+            if last:
+                raise AoeError(
+                    f"round {number} {why} {plan.attempt} times; the series stops here "
+                    f"(run the same command to try again)"
                 )
-                continue
-            self._record(number, output, seats, world, missing, attempt)
-            self._round_seconds.append(self.wall_clock() - began)
-            self._progress(number, world, missing)
-            return
+            kept = set_aside_name(output, "failed")
+            os.replace(output, kept)
+            self.report(f"round {number}: {why}; kept as {kept.name}, playing it again")
+            return False
+        missing = unavailable_agents(world)
+        if missing and not last:
+            kept = set_aside_name(output, "unavailable")
+            os.replace(output, kept)
+            self.report(
+                f"round {number}: unavailable through no fault of their own: {', '.join(missing)} "
+                f"({_sources(world, missing)}); kept as {kept.name}, replaying the round"
+            )
+            return False
+        self._record(number, output, seats, world, missing, plan.attempt)
+        self._round_seconds.append(self.wall_clock() - began)
+        self._progress(number, world, missing)
+        return True
 
     async def _attempt(self, plan: RoundPlan) -> World | None:
         """One match; None when it could not be played (a boot or infrastructure error, named in the report)."""
         runner = self.make_runner(plan)
         self.current = runner
+        self._publish(RoundStarted(plan, runner))
         try:
             return await runner.run()
         except Exception as error:  # noqa: BLE001 - a boot or infrastructure failure ends the round, not the series
@@ -292,7 +356,7 @@ class SeriesRunner(Stoppable):
             f"{winner or 'none'}" + (f" ({world.winner})" if world.winner else "") + forfeit_text
         )
         elapsed = self.wall_clock() - self._started_at
-        left = (total - done) * sum(self._round_seconds) / len(self._round_seconds)
+        left = self.seconds_left() or 0.0
         self.report(
             f"progress: {done}/{total} rounds done, {format_clock(int(elapsed * 1000))} elapsed, "
             f"about {format_clock(int(left * 1000))} left"

@@ -59,6 +59,11 @@ class Stoppable:
     _task: asyncio.Task | None = None
     current: Stoppable | None = None
 
+    @property
+    def started(self) -> bool:
+        """`run()` has begun (before that, a stop request has nothing to stop and is not taken)."""
+        return self._task is not None
+
     def _take_back_cancel(self) -> None:
         """The stop this run asked for has cancelled its task: undo that, so the run can record the stop and end."""
         if self._task is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -64,16 +65,23 @@ def quick_arena(directory: Path, territories: int = 3, arena_id: str | None = No
 
 class ScriptedRounds:
     """A series round factory on scripted territories: `unavailable[(round, attempt)]` lists agents whose
-    provider is down in that attempt; `stop_in_round` stops the series once that round's match is running."""
+    provider is down in that attempt; `stop_in_round` stops the series once that round's match is running;
+    `held[round]` holds that round's match clock at so many seconds (`sources[round]` lets it go on)."""
 
     def __init__(
-        self, arena: Path, unavailable: dict[tuple[int, int], list[str]] | None = None, stop_in_round: int | None = None
+        self,
+        arena: Path,
+        unavailable: dict[tuple[int, int], list[str]] | None = None,
+        stop_in_round: int | None = None,
+        held: dict[int, float] | None = None,
     ) -> None:
         self.arena = arena
         self.unavailable = unavailable or {}
         self.stop_in_round = stop_in_round
+        self.held = held or {}
         self.series = None
         self.plans: list[tuple[int, int]] = []
+        self.sources: dict = {}
 
     def __call__(self, plan):
         from aoe_tui.testing.clock import ManualSource
@@ -90,12 +98,13 @@ class ScriptedRounds:
             agent: AgentScript(finishes_after=0.5, status="unavailable", summary="provider returned 503")
             for agent in self.unavailable.get((plan.number, plan.attempt), [])
         }
+        self.sources[plan.number] = source = ManualSource(limit=self.held.get(plan.number, math.inf))
         runner = MatchRunner(
             self.arena,
             plan.output,
             ScriptedProvider(dict(RACE)),
             ScriptedLauncher(scripts),
-            source=ManualSource(),
+            source=source,
             drain_seconds=1,
             manifest=plan.manifest,
         )

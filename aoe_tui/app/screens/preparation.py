@@ -45,7 +45,12 @@ class PreparationScreen(Screen[None]):
 
     class Ready(Message):
         """Every agent has started: the race can be shown. Posted once, and only while this view is
-        on top, so the switch never lands under a dialog (an open quit question waits for its answer)."""
+        on top, so the switch never lands under a dialog (an open quit question waits for its answer).
+        `board` says whose match is ready (a series prepares one round after another)."""
+
+        def __init__(self, board: PreparationBoard) -> None:
+            super().__init__()
+            self.board = board
 
     def __init__(self, arena: str, match_name: str, board: PreparationBoard, match_dir: Path) -> None:
         super().__init__()
@@ -95,7 +100,7 @@ class PreparationScreen(Screen[None]):
         self.query_one("#prep-failure").display = board.error is not None
         if board.ready and self.is_active and not self._handed_over:
             self._handed_over = True
-            self.post_message(self.Ready())
+            self.post_message(self.Ready(self.board))
 
     def on_screen_resume(self) -> None:
         """A dialog over this view closed: catch up (the board may have become ready meanwhile)."""

@@ -42,6 +42,11 @@ OUTCOME_STYLE: dict[Outcome, str] = {
 }
 BAR_WIDTH = 24
 LABEL_WIDTH = 40  # at most; a model configuration label is long
+SERIES_CSS = """
+.series-heading { text-style: bold; color: $accent; margin-top: 1; }
+#series-chart { margin-top: 1; }
+#series-grid, #series-standings, #series-rounds, #benchmark-leaderboard, #benchmark-arenas { height: auto; }
+"""
 
 
 def _bar(value: int | None, top: int) -> str:
@@ -101,7 +106,13 @@ def table(table_id: str, columns: tuple[str, ...] | list[str], rows: bool = Fals
     return widget
 
 
+def seats_text(seats: dict[str, str]) -> str:
+    """agent@territory, for each seat of a round."""
+    return ", ".join(f"{agent}@{territory}" for agent, territory in seats.items())
+
+
 class SeriesScreen(Screen[None]):
+    DEFAULT_CSS = SERIES_CSS
     BINDINGS = [
         Binding("enter", "open", "Open round", show=False),
         Binding("escape", "back", "Back"),
@@ -118,35 +129,39 @@ class SeriesScreen(Screen[None]):
         requested = s.rounds_requested if s.rounds_requested is not None else "?"
         yield title_bar("SERIES", s.arena_id, f"{s.decided}/{requested} rounds decided", s.path)
         with VerticalScroll():
-            yield Static(" Standings (recomputed from the round matches)", classes="series-heading")
-            standings = table("series-standings", COLUMNS)
-            for row in s.standings:
-                standings.add_row(*standing_cells(row))
-            yield standings
-            yield Static(chart_content(s.standings), id="series-chart")
-            yield Static(" Rotation grid: each agent from each seat, by round", classes="series-heading")
-            grid = LiteralTable(cursor_type="none", id="series-grid")
-            grid.add_column("agent \\ seat", key="agent")
-            for territory in s.territories:
-                grid.add_column(territory, key=territory)
-            for agent, seats in s.grid().items():
-                grid.add_row(agent, *(outcome_cell(seats.get(t, [])) for t in s.territories))
-            yield grid
-            yield Static(" Rounds (enter opens the replay)", classes="series-heading")
-            rounds = table("series-rounds", ("round", "state", "winner", "duration", "seats", "folder"), rows=True)
-            for index, r in enumerate(s.rounds):
-                seats = ", ".join(f"{agent}@{territory}" for agent, territory in r.seats.items())
-                rounds.add_row(
-                    str(r.number),
-                    r.state,
-                    r.winner or "none",
-                    format_clock(r.duration_ms),
-                    r.error or seats,
-                    r.path.name,
-                    key=str(index),
-                )
-            yield rounds
+            yield from self.sections()
         yield Footer()
+
+    def sections(self) -> ComposeResult:
+        """Standings, chart, rotation grid and rounds, one below the other (a live series adds its own)."""
+        s = self.series
+        yield Static(" Standings (recomputed from the round matches)", classes="series-heading")
+        standings = table("series-standings", COLUMNS)
+        for row in s.standings:
+            standings.add_row(*standing_cells(row))
+        yield standings
+        yield Static(chart_content(s.standings), id="series-chart")
+        yield Static(" Rotation grid: each agent from each seat, by round", classes="series-heading")
+        grid = LiteralTable(cursor_type="none", id="series-grid")
+        grid.add_column("agent \\ seat", key="agent")
+        for territory in s.territories:
+            grid.add_column(territory, key=territory)
+        for agent, seats in s.grid().items():
+            grid.add_row(agent, *(outcome_cell(seats.get(t, [])) for t in s.territories))
+        yield grid
+        yield Static(" Rounds (enter opens the replay)", classes="series-heading")
+        rounds = table("series-rounds", ("round", "state", "winner", "duration", "seats", "folder"), rows=True)
+        for index, r in enumerate(s.rounds):
+            rounds.add_row(
+                str(r.number),
+                r.state,
+                r.winner or "none",
+                format_clock(r.duration_ms),
+                r.error or seats_text(r.seats),
+                r.path.name,
+                key=str(index),
+            )
+        yield rounds
 
     def on_mount(self) -> None:
         self.query_one("#series-rounds", DataTable).focus(scroll_visible=False)
@@ -187,6 +202,7 @@ LEADERBOARD = (
 
 
 class BenchmarkScreen(Screen[None]):
+    DEFAULT_CSS = SERIES_CSS
     BINDINGS = [
         Binding("enter", "open", "Open arena", show=False),
         Binding("question_mark", "app.help", "Help", key_display="?"),

@@ -61,14 +61,14 @@ def test_aoe_series_runs_in_the_app_shows_the_series_view_and_finishes(tmp_path)
     )
     tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", command)
     try:
-        wait_for(session, "● LIVE", "round-001", "Pause match", "s Series", timeout=60)
+        wait_for(session, "● LIVE", "round-001", "Pause match", "s Series", timeout=120)
         tmux("send-keys", "-t", session, "s")
         screen = wait_for(session, "What comes next", "2 rounds to go", timeout=30)
         lines = screen.splitlines()
         assert any("playing" in line and "amnesiac@builder-two" in line for line in lines), screen
         assert any("next" in line and "amnesiac@builder-three" in line for line in lines), screen
         gate.touch()
-        screen = wait_for(session, "series complete", "2/2 rounds decided", timeout=60)
+        screen = wait_for(session, "series complete", "2/2 rounds decided", timeout=120)
         checkpoint = json.loads((output / "series.json").read_text())
         assert checkpoint["rounds_completed"] == 2
         assert checkpoint["standings"] == standings_report(output)["standings"]

@@ -221,23 +221,23 @@ async def test_a_listener_on_the_failed_primarys_port_is_named(guest):
 async def test_the_arenas_own_programs_are_checked_from_outside(guest):
     """An edited proxy, a drop-in, and a replica of the player's own that the restart collides with."""
     guest.play(PLANS["failover-oracle"])
+    written = await guest.verify("writes-restored")
+    assert written.passed, written.detail
+    evidence = {"writes-restored": written.evidence}
+    restarted = "after systemctl restart failover-replica.service failover-proxy.service, "
     proxy = guest.path("/usr/local/lib/aoe/failover-proxy.py")
     original = proxy.read_bytes()
-    proxy.write_bytes(original.replace(b'"upstream"', b'"upstream-fixed"'))
-    edited = await guest.verify("old-primary-fenced")
+    proxy.write_bytes(original + b"# a harmless edit is an edit\n")
+    edited = await guest.verify("service-restart", evidence)
     assert edited.verdict == "failed" and edited.detail == (
-        f"the arena program {proxy} is not the one provisioned (it must not be changed)"
+        f"{restarted}the arena program {proxy} is not the one provisioned (it must not be changed)"
     )
     proxy.write_bytes(original)
     (guest.fake / "failover-proxy.service.dropins").write_text("/etc/systemd/system/failover-proxy.service.d/x.conf")
-    dropped_in = await guest.verify("old-primary-fenced")
-    assert dropped_in.detail.startswith("failover-proxy.service is changed by drop-ins")
+    dropped_in = await guest.verify("service-restart", evidence)
+    assert dropped_in.detail.startswith(f"{restarted}failover-proxy.service is changed by drop-ins")
     (guest.fake / "failover-proxy.service.dropins").unlink()
-    evidence: dict = {}
-    for milestone in ("old-primary-fenced", "writes-restored"):
-        outcome = await guest.verify(milestone, evidence)
-        assert outcome.passed, outcome.detail
-        evidence[milestone] = outcome.evidence
+    assert (await guest.verify("service-restart", evidence)).passed
     assert guest.run("systemctl stop failover-replica.service").returncode == 0
     own = subprocess.Popen(
         guest.in_namespace("python3", str(guest.path("/usr/local/lib/aoe/failover-replica.py"))),
@@ -245,11 +245,10 @@ async def test_the_arenas_own_programs_are_checked_from_outside(guest):
     )
     try:
         guest.wait_listening(8082)
-        outcome = await guest.verify("service-restart", evidence)
+        collided = await guest.verify("service-restart", evidence)
     finally:
         own.kill()
         own.wait()
-    assert outcome.verdict == "failed" and outcome.detail.startswith(
-        "after systemctl restart failover-replica.service failover-proxy.service, "
-        "port 8082 is not served by failover-replica.service's own process"
+    assert collided.verdict == "failed" and collided.detail.startswith(
+        f"{restarted}port 8082 is not served by failover-replica.service's own process"
     )

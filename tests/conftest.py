@@ -19,7 +19,6 @@ def oracle_lines() -> list[str]:
 PENDING_VM_MODULES = {
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
-    "tests/engine/test_vm_arena_init.py",
     "tests/engine/test_vm_job_queue.py",
     "tests/engine/test_vm_primary_failover.py",
     "tests/series/test_vm_series.py",

@@ -5,7 +5,7 @@ checkout's, `python -P` keeps the clone's own copy from being imported): the sca
 validated, and raced with the defaults (output under ./matches, ports found automatically) on two
 TCG guests that the referee provisions with the records service. The oracle's plan (a drop-in keeping records on disk)
 must win durable with every point; the forgetful builder (the service as it came, records on tmpfs)
-must fail host-reboot with its record gone. One race for the module (~5 min under TCG).
+must fail host-reboot with its record gone. One race for the module (~3 min under TCG).
 """
 
 from __future__ import annotations

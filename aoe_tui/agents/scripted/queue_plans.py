@@ -24,8 +24,16 @@ VOLATILE_DB = "/run/job-queue/jobs.sqlite3"
 URL = "http://127.0.0.1:8080"
 
 
-def _write(path: str, text: str) -> str:
-    return f"cat > {path} <<'AOE_QUEUE_EOF'\n{text}AOE_QUEUE_EOF"
+def _write_files(files: dict[str, str], then: str) -> str:
+    """One command that writes each file from a here-document, then runs `then`. The bodies follow the
+    command line, each ended by its own delimiter alone on a line (a delimiter followed by `&& ...` on
+    the same line does not end a here-document: the whole rest of the step became file content)."""
+    redirects = " && ".join(f"cat > {path} <<'AOE_FILE_{index}'" for index, path in enumerate(files))
+    bodies = "".join(
+        f"{text if text.endswith(chr(10)) else text + chr(10)}AOE_FILE_{index}\n"
+        for index, text in enumerate(files.values())
+    )
+    return f"{redirects} && {then}\n{bodies}"
 
 
 def _steps(db: str, style: WorkerStyle, pace: float) -> tuple[Step, ...]:
@@ -38,9 +46,11 @@ def _steps(db: str, style: WorkerStyle, pace: float) -> tuple[Step, ...]:
             pace,
         ),
         Step(
-            f"mkdir -p {QUEUE_DIR} && {_write(f'{QUEUE_DIR}/api.py', api_source(db))} && "
-            f"{_write(f'{QUEUE_DIR}/worker.py', worker_source(db, style))} && "
-            f"python3 -m py_compile {QUEUE_DIR}/api.py {QUEUE_DIR}/worker.py && echo compiled",
+            f"mkdir -p {QUEUE_DIR} && "
+            + _write_files(
+                {f"{QUEUE_DIR}/api.py": api_source(db), f"{QUEUE_DIR}/worker.py": worker_source(db, style)},
+                f"python3 -m py_compile {QUEUE_DIR}/api.py {QUEUE_DIR}/worker.py && echo compiled",
+            ),
             f"Write the job API and the worker (database {db})",
             pace * 2,
         ),

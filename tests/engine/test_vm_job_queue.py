@@ -25,6 +25,7 @@ from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.provisioning import ArenaSetupFailed
+from aoe_tui.engine.referee import CANCELLED_DETAIL
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
@@ -90,12 +91,14 @@ def race(tmp_path_factory):
 
 
 def _failures(match, territory: str, milestone: str) -> list[str]:
+    """Why each check of the milestone failed (not the one the end of the match cut short)."""
     return [
         e.to_json()["detail"]
         for e in match.events
         if e.kind == "milestone_failed"
         and e.to_json()["territory"] == territory
         and e.to_json()["milestone"] == milestone
+        and e.to_json()["detail"] != CANCELLED_DETAIL
     ]
 
 
@@ -132,11 +135,9 @@ def test_the_volatile_builder_stops_at_host_reboot(race):
     assert volatile.milestones["worker-restart"].passed and volatile.milestone_points == 75
     assert not volatile.milestones["host-reboot"].passed
     details = _failures(match, "queue-three", "host-reboot")
-    assert any(
-        d.startswith("queue deployment or completed job did not survive reboot: GET /jobs/fresh-")
-        and "returned 404" in d
-        for d in details
-    )
+    # The job it completed before the reboot is gone: said by the check after that reboot, or (when a loaded
+    # guest's SSH came back too late for it) by the next attempt's check before its own reboot.
+    assert any("GET /jobs/fresh-" in d and "returned 404" in d for d in details), details
 
 
 def test_the_log_reduces_to_world_json_and_agents_read_the_brief_alone(race):

@@ -25,11 +25,11 @@ from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.provisioning import ArenaSetupFailed
-from aoe_tui.engine.referee import CANCELLED_DETAIL
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
+from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
@@ -90,18 +90,6 @@ def race(tmp_path_factory):
     return output, load_match(output), audit
 
 
-def _failures(match, territory: str, milestone: str) -> list[str]:
-    """Why each check of the milestone failed (not the one the end of the match cut short)."""
-    return [
-        e.to_json()["detail"]
-        for e in match.events
-        if e.kind == "milestone_failed"
-        and e.to_json()["territory"] == territory
-        and e.to_json()["milestone"] == milestone
-        and e.to_json()["detail"] != CANCELLED_DETAIL
-    ]
-
-
 def test_the_oracle_is_durable_with_full_points(race):
     _, match, _ = race
     world = match.world
@@ -122,7 +110,7 @@ def test_the_rerunner_stops_at_recover_accepted_with_a_readable_detail(race):
     rerunner = match.world.territories["queue-two"]
     assert rerunner.milestones["service-up"].passed and not rerunner.milestones["recover-accepted"].passed
     assert rerunner.milestone_points == 10
-    details = _failures(match, "queue-two", "recover-accepted")
+    details = failure_details(match, "queue-two", "recover-accepted")
     assert details and all(
         d.startswith("pre-existing accepted jobs were not recovered exactly once: job accepted-") for d in details
     )
@@ -134,7 +122,7 @@ def test_the_volatile_builder_stops_at_host_reboot(race):
     volatile = match.world.territories["queue-three"]
     assert volatile.milestones["worker-restart"].passed and volatile.milestone_points == 75
     assert not volatile.milestones["host-reboot"].passed
-    details = _failures(match, "queue-three", "host-reboot")
+    details = failure_details(match, "queue-three", "host-reboot")
     # The job it completed before the reboot is gone: said by the check after that reboot, or (when a loaded
     # guest's SSH came back too late for it) by the next attempt's check before its own reboot.
     assert any("GET /jobs/fresh-" in d and "returned 404" in d for d in details), details

@@ -25,12 +25,12 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import ProcessLauncher
-from aoe_tui.engine.referee import CANCELLED_DETAIL
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, rendered, replay_app
+from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
@@ -83,18 +83,6 @@ def race(tmp_path_factory):
     return output, load_match(output), seen
 
 
-def _failures(match, territory: str, milestone: str) -> list[str]:
-    """Why each check of the milestone failed (not the one the end of the match cut short)."""
-    return [
-        e.to_json()["detail"]
-        for e in match.events
-        if e.kind == "milestone_failed"
-        and e.to_json()["territory"] == territory
-        and e.to_json()["milestone"] == milestone
-        and e.to_json()["detail"] != CANCELLED_DETAIL
-    ]
-
-
 def test_the_oracle_is_durable_with_full_points(race):
     _, match, seen = race
     assert seen["hold"] and seen["released"]
@@ -123,7 +111,7 @@ def test_switching_before_promoting_stops_at_reads_restored(race):
     hasty = match.world.territories["failover-two"]
     assert hasty.milestones["failed-primary-preserved"].passed and not hasty.milestones["reads-restored"].passed
     assert hasty.milestone_points == 5
-    details = _failures(match, "failover-two", "reads-restored")  # 502 until it switched, then the role
+    details = failure_details(match, "failover-two", "reads-restored")  # 502 until it switched, then the role
     assert details[-1] == f"existing reads are not restored through a promoted primary: {UNPROMOTED}"
     assert all(d.startswith("existing reads are not restored through a promoted primary: GET /") for d in details)
 
@@ -133,7 +121,7 @@ def test_never_fencing_stops_at_old_primary_fenced(race):
     unfenced = match.world.territories["failover-three"]
     assert unfenced.milestones["reads-restored"].passed and not unfenced.milestones["old-primary-fenced"].passed
     assert unfenced.milestone_points == 25
-    assert set(_failures(match, "failover-three", "old-primary-fenced")) == {
+    assert set(failure_details(match, "failover-three", "old-primary-fenced")) == {
         f"the old primary is not durably fenced behind the promoted replica: {UNFENCED}"
     }
 

@@ -84,3 +84,17 @@ def assert_replayable(match_dir: Path) -> dict:
     world = json.loads((match_dir / "world.json").read_text())
     assert reduce(match.events).to_json() == world
     return world
+
+
+def failure_details(match, territory: str, milestone: str) -> list[str]:
+    """Why each check of the milestone failed (not the one the end of the match cut short)."""
+    from aoe_tui.engine.referee import CANCELLED_DETAIL
+
+    return [
+        e.to_json()["detail"]
+        for e in match.events
+        if e.kind == "milestone_failed"
+        and e.to_json()["territory"] == territory
+        and e.to_json()["milestone"] == milestone
+        and e.to_json()["detail"] != CANCELLED_DETAIL
+    ]

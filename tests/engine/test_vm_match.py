@@ -28,6 +28,7 @@ from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
+from tests.engine.vm_cli import failure_details
 
 pytestmark = pytest.mark.vm
 BASE_PORT = 27110  # 27100+ is this suite's range (see tests/runtime/free_ports.py)
@@ -108,7 +109,8 @@ def test_each_flawed_builder_stops_at_the_milestone_its_mistake_breaks(race):
     world = race[2].world
     amnesiac = world.territories["builder-two"]
     assert amnesiac.milestone_points == 30 and not amnesiac.milestones["service-restart"].passed
-    assert "after systemctl restart builder-app.service" in amnesiac.milestones["service-restart"].failure_detail
+    details = failure_details(race[2], "builder-two", "service-restart")  # the last check may be cut short by the end
+    assert any("after systemctl restart builder-app.service" in d for d in details)
     tmpfs = world.territories["builder-three"]
     assert tmpfs.milestones["service-restart"].passed and tmpfs.milestone_points == 60
     failures = [

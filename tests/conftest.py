@@ -12,16 +12,26 @@ def oracle_lines() -> list[str]:
     return (ORACLE_DIR / "events.jsonl").read_text().splitlines()
 
 
-# Real-VM modules written this round that have not yet passed end to end on this machine. They are
-# collected and listed as skipped (with this reason) instead of run, so the suite never reports a
-# verdict it has not earned; `AOE_PENDING_VM=1 ./scripts/test tests/...` runs them. A module leaves
-# this list in the commit that records it passing.
-PENDING_VM_MODULES = {
+# Real-VM modules the default run skips, each with its reason, so the suite never reports a verdict it
+# has not earned and CI stays inside its hour on 2 cores. `AOE_ALL_VM=1 ./scripts/test tests/...` runs
+# them. Unverified: not yet seen passing end to end on this machine. Outside the budget: seen passing
+# (the time in the comment), but another whole TCG race would push CI past its hour; their arenas'
+# fast tests (namespaced guests) still run.
+UNVERIFIED_VM_MODULES = {
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
-    "tests/engine/test_vm_job_queue.py",
-    "tests/engine/test_vm_primary_failover.py",
-    "tests/series/test_vm_series.py",
+}
+OUTSIDE_CI_BUDGET_VM_MODULES = {
+    "tests/engine/test_vm_job_queue.py",  # 5 passed in 290 s
+    "tests/engine/test_vm_primary_failover.py",  # 6 passed in 264 s
+    "tests/series/test_vm_series.py",  # 3 rounds, 770 s
+}
+SKIP_REASONS = {
+    **{m: "real-VM module not yet seen passing on this machine (AOE_ALL_VM=1 runs it)" for m in UNVERIFIED_VM_MODULES},
+    **{
+        m: "real-VM module seen passing, outside CI's time budget (AOE_ALL_VM=1 runs it)"
+        for m in OUTSIDE_CI_BUDGET_VM_MODULES
+    },
 }
 
 
@@ -29,16 +39,16 @@ VM_TEST_TIMEOUT_SECONDS = 1500  # a module's first test also boots its guests an
 
 
 def pytest_collection_modifyitems(config, items):
-    """Fast tests first (quick feedback), VM modules after with a longer hang limit; pending modules skipped."""
+    """Fast tests first (quick feedback), VM modules after with a longer hang limit; the listed VM modules skipped."""
     import os
 
     items.sort(key=lambda item: item.get_closest_marker("vm") is not None)  # stable: modules stay contiguous
     for item in items:
         if item.get_closest_marker("vm") is not None and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(VM_TEST_TIMEOUT_SECONDS))
-    if os.environ.get("AOE_PENDING_VM") == "1":
+    if os.environ.get("AOE_ALL_VM") == "1":
         return
-    pending = pytest.mark.skip(reason="real-VM module not yet verified on this machine (AOE_PENDING_VM=1 runs it)")
     for item in items:
-        if Path(str(item.fspath)).relative_to(PROJECT).as_posix() in PENDING_VM_MODULES:
-            item.add_marker(pending)
+        reason = SKIP_REASONS.get(Path(str(item.fspath)).relative_to(PROJECT).as_posix())
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -117,6 +117,7 @@ class TimelineIndex:
         self._keyframe_positions = [0]
         self._keyframes = [self._head.model_dump_json().encode()]
         self._keyframe_bytes = len(self._keyframes[0])
+        self._recent: tuple[int, bytes] | None = None  # the last state asked for: (events applied, its JSON)
         for event in events:
             self.append(event)
 
@@ -221,14 +222,22 @@ class TimelineIndex:
         return event, event.sequence, event.elapsed_ms
 
     def state_at(self, position: int) -> World:
-        """World after the event at `position` (-1: before any event)."""
+        """World after the event at `position` (-1: before any event).
+
+        Folded from the nearest keyframe before it, or from the last state asked for when that is nearer:
+        a step or a play tick applies the few events since the last frame, not up to a keyframe's span
+        (512 events at 10^6, 13 ms a frame)."""
         if position >= len(self) - 1:
             return copy_world(self._head)
         applied = position + 1
         keyframe = bisect.bisect_right(self._keyframe_positions, applied) - 1
-        world = World.model_validate_json(self._keyframes[keyframe])
-        for at in range(self._keyframe_positions[keyframe], applied):
+        start, frame = self._keyframe_positions[keyframe], self._keyframes[keyframe]
+        if self._recent is not None and start <= self._recent[0] <= applied:
+            start, frame = self._recent
+        world = World.model_validate_json(frame)
+        for at in range(start, applied):
             apply_at(world, *self._split(at))
+        self._recent = (applied, world.model_dump_json().encode())
         return world
 
     def position_at_time(self, elapsed_ms: int) -> int:

@@ -84,3 +84,13 @@ def test_a_log_timeline_keeps_lines_not_events():
     assert isinstance(index.events, LogLines) and list(index.events) == read_event_log(path)
     assert index.markers.markers() == find_markers(read_event_log(path))
     assert [index.columns.kind(p) for p in range(len(index))] == [e.kind for e in read_event_log(path)]
+
+
+def test_steps_forward_and_back_from_the_last_state_equal_a_fold():
+    """Stepping reuses the last state asked for; back, forth and a tampered result never leak into the next."""
+    events = load_match(CONQUEST).events
+    index = TimelineIndex(events, keyframe_every=64)
+    for position in [70, 71, 72, 71, 70, 69, 63, 64, 90, 89, 127, 128, 129]:
+        state = index.state_at(position)
+        assert state == reduce(events[: position + 1]), position
+        state.match_state = "tampered"

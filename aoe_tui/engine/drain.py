@@ -40,7 +40,7 @@ async def drain_agents(referee: Referee, timeout_seconds: float) -> tuple[int, i
         captured += 1
         if handle in building and winner is not None and handle.territory_id != winner:
             referee.record_agent_outcome(
-                handle, ev.AgentOutraced(agent=handle.agent_id, reason=f"{winner} reached a durable deployment first")
+                handle, ev.AgentOutraced(agent=handle.agent_id, reason=referee.outraced_reason(winner))
             )
         else:
             outcome = classify_exit(

@@ -1,7 +1,8 @@
 """What an agent is told: the files that make the player brief, and the instruction rendered from them.
 
-Without fog of war an agent reads its seat file (`instructions/builder.md`, a
-template) with the arena's `CONTRACT.md` in it; in a fog arena it reads the
+Without fog of war an agent reads its seat file (`instructions/<territory>.md`
+when the arena has one per territory, as an asymmetric conquest does, else
+`instructions/builder.md`; a template) with the arena's `CONTRACT.md` in it; in a fog arena it reads the
 `[fog_of_war] player_brief` alone, which replaces both (ARENAS §6). Either
 way the instruction ends with the standard deadline paragraph, so every agent
 knows the referee alone decides and when the clock runs out. The brief's
@@ -43,7 +44,9 @@ def brief_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
         if not path.is_file():
             raise AoeError(f"{manifest_path}: fog_of_war.player_brief: {brief} not found in {arena_dir}")
         return [path]
-    return [path for path in (arena_dir / CONTRACT_FILE, arena_dir / INSTRUCTION_TEMPLATE) if path.is_file()]
+    seats = [arena_dir / INSTRUCTION_TEMPLATE.parent / f"{t.id}.md" for t in manifest.territories]
+    candidates = (arena_dir / CONTRACT_FILE, arena_dir / INSTRUCTION_TEMPLATE, *seats)
+    return [path for path in candidates if path.is_file()]
 
 
 def deadline_paragraph(manifest: Manifest) -> str:
@@ -62,7 +65,8 @@ def render_instruction(manifest: Manifest, manifest_path: Path, agent: AgentSpec
         )
         return body.rstrip("\n") + "\n" + access + "\n" + deadline_paragraph(manifest)
     contract = _read(arena_dir / CONTRACT_FILE)
-    template = _read(arena_dir / INSTRUCTION_TEMPLATE) or "{contract}"
+    seat = arena_dir / INSTRUCTION_TEMPLATE.parent / f"{agent.territory}.md"
+    template = _read(seat if seat.is_file() else arena_dir / INSTRUCTION_TEMPLATE) or "{contract}"
     text = template.format(
         agent=agent.id,
         territory=agent.territory,

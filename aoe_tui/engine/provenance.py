@@ -39,8 +39,8 @@ def _sha256_files(paths: list[Path]) -> str:
 
 def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
     """Every verifier script plus the shell helpers beside them and the shared `verify/lib.sh` (part of the check)."""
-    assert manifest.build is not None
-    scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in manifest.build.milestones}
+    milestones = manifest.build.milestones if manifest.build is not None else []  # a conquest has none
+    scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in milestones}
     helpers = {h.resolve() for s in scripts for h in s.parent.glob("*.sh")}
     shared = {VERIFIER_HELPERS.resolve()}  # an arena's own scripts source the shared helpers too
     return sorted(scripts | helpers | shared)

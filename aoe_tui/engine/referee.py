@@ -20,7 +20,7 @@ from pathlib import Path
 from aoe_tui.agents.protocol import InvalidReport, Usage
 from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.manifest import Budget, Manifest, Milestone
+from aoe_tui.domain.manifest import Budget, Build, Manifest, Milestone
 from aoe_tui.domain.world import AgentState
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
@@ -50,6 +50,8 @@ CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_micro
 
 
 class Referee:
+    needs_build = True  # the conquest referee (engine.conquest) runs without [build]
+
     def __init__(
         self,
         manifest: Manifest,
@@ -58,12 +60,13 @@ class Referee:
         verifiers: dict[str, Path],
         work_dir: Path,
     ) -> None:
-        if manifest.build is None:
+        if manifest.build is None and self.needs_build:
             raise AoeError(
                 f"arena {manifest.arena.id}: mode {manifest.arena.mode} has no [build]; only build races run"
             )
         self.manifest = manifest
-        self.build = manifest.build
+        # A conquest has no [build]: an empty one, so nothing here ever finds a milestone to verify.
+        self.build = manifest.build if manifest.build is not None else Build(completion_milestone="", milestones=[])
         self.hosts = hosts
         self.recorder = recorder
         self.clock: MatchClock = recorder.clock
@@ -464,6 +467,10 @@ class Referee:
         if outcome is None:
             outcome = classify_exit(handle, rebooted=bool(self.reboots.get(handle.territory_id)))
         self.recorder.emit(outcome)
+
+    def outraced_reason(self, winner: str) -> str:
+        """Why an agent still at work when `winner` won lost (the drain's `agent_outraced`)."""
+        return f"{winner} reached a durable deployment first"
 
     def unrecorded_agents(self) -> list[AgentHandle]:
         return [h for a, h in self.agents.items() if a not in self._recorded_agents]

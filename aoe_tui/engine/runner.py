@@ -21,6 +21,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
 from aoe_tui.engine.clock import MatchClock, MonotonicSource
+from aoe_tui.engine.conquest import ConquestPreflightFailed, ConquestReferee
 from aoe_tui.engine.drain import drain_agents
 from aoe_tui.engine.fog import audit
 from aoe_tui.engine.match_dir import MatchDirectory
@@ -49,7 +50,7 @@ class MatchRunner(Stoppable):
         self.manifest_path = Path(manifest_path)
         # A series passes the round's seat-rotated manifest; verifiers and the brief still come from manifest_path.
         self.manifest: Manifest = manifest if manifest is not None else load_manifest(self.manifest_path)
-        if self.manifest.build is None:
+        if self.manifest.build is None and self.manifest.arena.mode != "conquest":
             raise AoeError(f"{manifest_path}: arena mode {self.manifest.arena.mode} cannot be run here (no [build])")
         self.match_dir = MatchDirectory(output)
         self.provider = provider
@@ -99,12 +100,13 @@ class MatchRunner(Stoppable):
         return self.recorder.world
 
     async def _play(self) -> None:
-        assert self.recorder is not None and self.manifest.build is not None
+        assert self.recorder is not None
         self.recorder.progress("match", f"booting {len(self.manifest.territories)} territories")
         hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
         await self._prepare_guests(hosts)
-        verifiers = {m.id: resolve_verifier(self.manifest_path, m.verifier) for m in self.manifest.build.milestones}
-        self.referee = referee = Referee(self.manifest, hosts, self.recorder, verifiers, self.match_dir.root)
+        self.referee = referee = self._referee(hosts)
+        if isinstance(referee, ConquestReferee):
+            await self._conquest_preflight(referee)
         referee.open_match(ready_order)
         for agent in self.manifest.agents:
             host = hosts[agent.territory]
@@ -141,6 +143,24 @@ class MatchRunner(Stoppable):
             )
             await self._abort(error.detail)
             raise AoeError(error.detail) from None
+
+    def _referee(self, hosts: dict) -> Referee:
+        assert self.recorder is not None
+        if self.manifest.build is None:
+            return ConquestReferee(self.manifest, hosts, self.recorder, self.match_dir.root)
+        verifiers = {m.id: resolve_verifier(self.manifest_path, m.verifier) for m in self.manifest.build.milestones}
+        return Referee(self.manifest, hosts, self.recorder, verifiers, self.match_dir.root)
+
+    async def _conquest_preflight(self, referee: ConquestReferee) -> None:
+        """All health probes healthy within 120 s, else no match: recorded as the arena's failure, then aborted."""
+        assert self.recorder is not None
+        self.recorder.progress("match", f"health preflight of {len(referee.ids)} territories")
+        try:
+            await referee.preflight()
+        except ConquestPreflightFailed as error:
+            self.recorder.emit(ev.InfrastructureFailure(component="preflight", source="arena", detail=str(error)))
+            await self._abort(str(error))
+            raise AoeError(str(error)) from None
 
     async def _tick_until_over(self, referee: Referee) -> None:
         tick_ms = self.manifest.rules.tick_ms

@@ -135,3 +135,6 @@ PLANS.update(QUEUE_PLANS)
 from aoe_tui.agents.scripted.failover_plans import FAILOVER_PLANS  # noqa: E402  (Primary Failover builders, issue 12)
 
 PLANS.update(FAILOVER_PLANS)
+from aoe_tui.agents.scripted.conquest_plans import CONQUEST_PLANS  # noqa: E402  (First Contact players, issue 18)
+
+PLANS.update(CONQUEST_PLANS)

@@ -43,7 +43,19 @@ def verifier_files(manifest: Manifest, manifest_path: Path) -> list[Path]:
     scripts = {resolve_verifier(manifest_path, m.verifier).resolve() for m in milestones}
     helpers = {h.resolve() for s in scripts for h in s.parent.glob("*.sh")}
     shared = {VERIFIER_HELPERS.resolve()}  # an arena's own scripts source the shared helpers too
-    return sorted(scripts | helpers | shared)
+    return sorted(scripts | helpers | shared | host_programs(scripts | helpers))
+
+
+HOST_PROGRAMS = {
+    "aoe_tui.runtime.load_generator": Path(__file__).resolve().parents[1] / "runtime" / "load_generator.py"
+}
+"""The project's programs a verifier may run on the host (by module name): part of the check when it does."""
+
+
+def host_programs(scripts: set[Path]) -> set[Path]:
+    """The host programs named in the scripts' text (an arena that names none keeps its old key)."""
+    texts = [s.read_text(encoding="utf-8", errors="replace") for s in scripts]
+    return {path for module, path in HOST_PROGRAMS.items() if any(module in text for text in texts)}
 
 
 def source_revision(project_dir: Path) -> str | None:

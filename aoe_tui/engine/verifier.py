@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -53,7 +54,8 @@ def last_line(text: str) -> str | None:
 async def run_verifier(script: Path, env: dict[str, str], timeout: float, evidence_file: Path) -> VerifierOutcome:
     evidence_file.parent.mkdir(parents=True, exist_ok=True)
     evidence_file.unlink(missing_ok=True)
-    full_env = {**basic_env(), **env, "AOE_EVIDENCE_FILE": str(evidence_file)}  # never the operator's secrets
+    # Never the operator's secrets; AOE_PYTHON runs the project's host programs (the load generator).
+    full_env = {**basic_env(), "AOE_PYTHON": sys.executable, **env, "AOE_EVIDENCE_FILE": str(evidence_file)}
     try:
         process = await asyncio.create_subprocess_exec(
             str(script),

@@ -135,6 +135,9 @@ PLANS.update(QUEUE_PLANS)
 from aoe_tui.agents.scripted.failover_plans import FAILOVER_PLANS  # noqa: E402  (Primary Failover builders, issue 12)
 
 PLANS.update(FAILOVER_PLANS)
+from aoe_tui.agents.scripted.surge_plans import SURGE_PLANS  # noqa: E402  (Traffic Surge builders, issue 18)
+
+PLANS.update(SURGE_PLANS)
 from aoe_tui.agents.scripted.conquest_plans import CONQUEST_PLANS  # noqa: E402  (First Contact players, issue 18)
 
 PLANS.update(CONQUEST_PLANS)

@@ -16,13 +16,17 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import build_image
+from aoe_tui.runtime.image_layer import LAYERS, build_layer
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
 
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
 
 def image_build_command(args: argparse.Namespace) -> int:
-    info = build_image(force=args.force, progress=lambda line: print(line, flush=True))
+    if args.layer is not None:
+        info = build_layer(LAYERS[args.layer], force=args.force, progress=lambda line: print(line, flush=True))
+    else:
+        info = build_image(force=args.force, progress=lambda line: print(line, flush=True))
     print(f"kernel {info.kernel}\ninitrd {info.initrd}")
     return 0
 
@@ -75,6 +79,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     image_sub = image.add_subparsers(dest="image_command", required=True, metavar="ACTION")
     build = image_sub.add_parser("build", help="build the Debian guest image (cached; rebuilt when the recipe changes)")
     build.add_argument("--force", action="store_true", help="rebuild even when the cached image is current")
+    build.add_argument(
+        "--layer",
+        choices=sorted(LAYERS),
+        help="build an arena's image layer (its packages baked on top of the base image) instead of the base",
+    )
     build.set_defaults(handler=image_build_command)
 
     doctor = subparsers.add_parser("doctor", help="check this machine can run matches; each problem with its fix")

@@ -21,6 +21,7 @@ from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, T
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import require_image
+from aoe_tui.runtime.image_layer import layer_for, require_layer
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
@@ -69,6 +70,10 @@ class LibvirtTerritory:
     async def alive(self) -> bool:
         return await self.vm.is_running()
 
+    async def power_off(self) -> None:
+        """Eliminated (conquest): the guest is switched off for good; teardown removes what is left."""
+        await self.vm.destroy()
+
     def console_tail(self, lines: int = 40) -> str:
         return self.vm.console_tail(lines)
 
@@ -90,7 +95,11 @@ class LibvirtProvider:
     ) -> tuple[dict[str, TerritoryHost], list[str]]:
         recorder.progress("image", "checking the guest image")
         image = require_image()
+        layer = layer_for({t.image for t in manifest.territories})
+        if layer is not None:
+            image = require_layer(layer, image)
         recorder.progress("image", f"guest image ready: {image.path}")
+        segment = layer.segment if layer is not None else None
         specs = [
             TerritorySpec(
                 t.id,
@@ -98,6 +107,7 @@ class LibvirtProvider:
                 manifest.territory_class(t.id).resources.memory_mib,
                 self.uri,
                 disk_mib=manifest.territory_class(t.id).resources.disk_mib,
+                arena_octet=segment.octet(t.id) if segment is not None else None,
             )
             for t in manifest.territories
         ]

@@ -14,6 +14,15 @@ Choices that are not obvious (all verified on this kind of machine):
   raw base is an explicit backing store with `relabel=no`, so its root-owned,
   read-only inode is never handed to any guest's user. Otherwise qemu runs as
   root without relabelling;
+- an arena segment (First Contact's L2 network of the guests alone) is a second
+  NIC on a QEMU `dgram` netdev: unicast UDP between 127.0.0.1 ports, each
+  guest's port to the match's hub (`runtime.arena_segment`), which repeats
+  every frame to the other guests. Frames travel only between processes on
+  the host's loopback, as UDP payloads: no bridge, no tap, no host address,
+  no multicast at all, never a packet on any of the host's networks or a route
+  out, and nothing to strand when a match dies. A libvirt isolated network
+  would put every frame on a host bridge, where the host's own stack sees it
+  (ARP for its addresses, IPv6 link-local);
 - the serial console is a pty whose output libvirt's virtlogd writes to
   `console.log`, rotating it at virtlogd's `max_size` (2 MiB by default) and
   keeping `max_backups` old files (3): a guest flooding its console cannot fill
@@ -40,6 +49,29 @@ def domain_name(match_id: str, territory_id: str) -> str:
 
 
 @dataclass(frozen=True)
+class ArenaNic:
+    """This guest's NIC on the arena segment: its MAC, its own UDP port and the hub's, both on loopback."""
+
+    mac: str
+    port: int
+    hub_port: int
+
+    def netdev_arg(self) -> str:
+        return (
+            f"dgram,id=a0,local.type=inet,local.host={LOOPBACK},local.port={self.port},"
+            f"remote.type=inet,remote.host={LOOPBACK},remote.port={self.hub_port}"
+        )
+
+    def device_arg(self) -> str:
+        return f"virtio-net-pci,netdev=a0,mac={self.mac},bus=pci.0,addr=0xa"
+
+
+def arena_mac(octet: int) -> str:
+    """52:54:00:77:00:<octet>, the original's MACs (0a/0b/0c for .10/.11/.12)."""
+    return f"52:54:00:77:00:{octet:02x}"
+
+
+@dataclass(frozen=True)
 class DomainSpec:
     name: str
     territory_id: str
@@ -59,6 +91,7 @@ class DomainSpec:
     owner_kind: str = OWNER_KIND_MATCH
     base_image: Path | None = None  # the raw backing file of `disk`; None: whatever its header names
     unprivileged_qemu: bool = False
+    arena_nic: ArenaNic | None = None
 
     def kernel_cmdline(self) -> str:
         return f"console=ttyS0 root=/dev/vda rw net.ifnames=0 systemd.hostname={self.territory_id}"
@@ -104,7 +137,10 @@ def render_domain_xml(spec: DomainSpec) -> str:
         _text(seclabel, "label", "+0:+0")
     _devices(ET.SubElement(domain, "devices"), spec)
     commandline = ET.SubElement(domain, f"{{{QEMU_NS}}}commandline")
-    for value in ("-netdev", spec.netdev_arg(), "-device", "virtio-net-pci,netdev=n0,bus=pci.0,addr=0x9"):
+    values = ["-netdev", spec.netdev_arg(), "-device", "virtio-net-pci,netdev=n0,bus=pci.0,addr=0x9"]
+    if spec.arena_nic is not None:
+        values += ["-netdev", spec.arena_nic.netdev_arg(), "-device", spec.arena_nic.device_arg()]
+    for value in values:
         ET.SubElement(commandline, f"{{{QEMU_NS}}}arg", value=value)
     return ET.tostring(domain, encoding="unicode")
 

@@ -21,7 +21,7 @@ from typing import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
-from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, DomainSpec, domain_name, render_domain_xml
+from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, ArenaNic, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo, image_mib
 from aoe_tui.runtime.keys import MatchKeys
@@ -54,6 +54,7 @@ class TerritoryConfig:
     owner_kind: str = OWNER_KIND_MATCH
     disk_mib: int | None = None  # the guest's disk; never smaller than the image (None: the image's size)
     unprivileged_qemu: bool = False  # see runtime.qemu_user: the image must then be staged where it can reach it
+    arena_nic: ArenaNic | None = None  # a second NIC on the match's arena segment (domain_xml)
 
     @property
     def name(self) -> str:
@@ -118,6 +119,7 @@ class TerritoryVM:
             owner_kind=c.owner_kind,
             base_image=self.image.path,
             unprivileged_qemu=c.unprivileged_qemu,
+            arena_nic=c.arena_nic,
         )
 
     async def boot(self) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Sequence
 
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.arena_segment import SegmentHub
+from aoe_tui.runtime.domain_xml import ArenaNic, arena_mac
 from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo, require_image
@@ -37,6 +39,7 @@ class TerritorySpec:
     uri: str = DEFAULT_URI
     guest_service_port: int = GUEST_SERVICE_PORT
     disk_mib: int | None = None  # the class's resources.disk_mib; never below the image's size
+    arena_octet: int | None = None  # on the match's arena segment as <cidr>.<octet>, MAC 52:54:00:77:00:<octet>
 
 
 class MatchRuntime:
@@ -66,6 +69,7 @@ class MatchRuntime:
         self.boot_seconds: dict[str, float] = {}
         self._hypervisors: dict[str, Hypervisor] = {}
         self.qemu_user: QemuUser | None = None
+        self.segment: SegmentHub | None = None
 
     async def __aenter__(self) -> "MatchRuntime":
         await self.start()
@@ -78,6 +82,7 @@ class MatchRuntime:
         """Boot every territory in parallel and wait until each answers SSH."""
         try:
             await self._prepare()
+            await self._start_segment()
             started = time.monotonic()
             await _all_or_first_error(vm.boot() for vm in self.vms.values())
             await _all_or_first_error(self._wait(vm, started) for vm in self.vms.values())
@@ -107,6 +112,7 @@ class MatchRuntime:
                 guest_service_port=spec.guest_service_port,
                 disk_mib=spec.disk_mib,
                 unprivileged_qemu=self.qemu_user.unprivileged,
+                arena_nic=self._arena_nic(spec),
             )
             keys = self.keys[spec.territory_id] = MatchKeys.for_territory(
                 layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
@@ -115,6 +121,25 @@ class MatchRuntime:
         check_disk_room(
             self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()}
         )
+
+    def _segment_ports(self) -> dict[str, int]:
+        """UDP ports of the segment's members: the hub has the match's first port number, guests the next ones."""
+        base = self.reserve_ports().base_port
+        members = [t.territory_id for t in self.territories if t.arena_octet is not None]
+        return {territory_id: base + 1 + index for index, territory_id in enumerate(members)}
+
+    def _arena_nic(self, spec: TerritorySpec) -> ArenaNic | None:
+        if spec.arena_octet is None:
+            return None
+        return ArenaNic(
+            arena_mac(spec.arena_octet), self._segment_ports()[spec.territory_id], self.reserve_ports().base_port
+        )
+
+    async def _start_segment(self) -> None:
+        members = self._segment_ports()
+        if members:
+            self.segment = SegmentHub(self.reserve_ports().base_port, {p: t for t, p in members.items()})
+            await self.segment.start()
 
     def reserve_ports(self) -> PortReservation:
         """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""
@@ -143,6 +168,9 @@ class MatchRuntime:
         await asyncio.gather(*(vm.destroy() for vm in vms.values()), return_exceptions=True)
         hypervisors, self._hypervisors = self._hypervisors, {}
         await asyncio.gather(*(h.close() for h in hypervisors.values()), return_exceptions=True)
+        segment, self.segment = self.segment, None
+        if segment is not None:
+            segment.close()
         reservation, self.reservation = self.reservation, None
         if reservation is not None:
             reservation.release()

@@ -112,6 +112,8 @@ class MatchScreen(Screen[None]):
                     self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
                     self.session.start_ms.get(agent_id, 0) if agent_id else 0,
                     match.hides_topology,
+                    self.session.health if self.session.is_conquest else None,
+                    self.session.conquest_duration_ms(),
                 )
         yield RaceChart(id="race")
         yield TimelineScrubber(id="scrubber")

@@ -25,6 +25,14 @@ COMPETITOR_STYLES = {
     "preparing": "$text-muted",
 }
 
+HEALTH_STYLES = {  # a conquest territory's state (ARENAS §5)
+    "healthy": "$success bold",
+    "recovering": "$warning",
+    "degraded": "$error",
+    "eliminated": "$error bold",
+    "provisioning": "$text-muted",
+}
+
 AGENT_STATUS_STYLES = {
     "running": "$primary",
     "completed": "$success",
@@ -51,6 +59,10 @@ def or_unavailable(value: str | None) -> str:
 
 def competitor_state(state: str) -> Content:
     return Content.styled(state, COMPETITOR_STYLES.get(state, ""))
+
+
+def health_state(state: str) -> Content:
+    return Content.styled(state, HEALTH_STYLES.get(state, ""))
 
 
 def agent_status(agent: AgentState | None) -> str:

@@ -14,6 +14,7 @@ from aoe_tui.store.markers import Marker
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.timeline import TimelineIndex
 from aoe_tui.app.view.event_rows import EventFilter, EventRows
+from aoe_tui.app.view.health_history import HealthHistory
 from aoe_tui.app.view.points_race import PointsRace
 from aoe_tui.app.view.tool_calls import ToolCallIndex, agent_tool_calls
 
@@ -27,6 +28,7 @@ class MatchSession:
         )
         self.markers: list[Marker] = self.timeline.markers.markers()
         self.race = PointsRace.of(self.timeline, self.markers)
+        self.health = HealthHistory.of(self.timeline)  # a conquest's health over time (empty in a build race)
         self.rows = EventRows(self.timeline, EventFilter())  # the event list's first rows, built with the rest
         found = match_analyses(match)
         self.analyses: dict[str, Analysis] = {agent: analysis for agent, (analysis, _) in found.items()}
@@ -48,6 +50,16 @@ class MatchSession:
     @property
     def has_timeline(self) -> bool:
         return len(self.timeline) > 0
+
+    @property
+    def is_conquest(self) -> bool:
+        manifest = self.match.manifest
+        return (manifest is not None and manifest.arena.mode == "conquest") or self.health.is_conquest
+
+    def conquest_duration_ms(self) -> int:
+        """The match's length for the health strips: the manifest's clock, else the log's."""
+        manifest = self.match.manifest
+        return manifest.rules.duration_seconds * 1000 if manifest is not None else self.timeline.duration_ms
 
     def territory_ids(self) -> list[str]:
         """Manifest order when there is one, else registration order: panes never jump around."""
@@ -72,6 +84,7 @@ class MatchSession:
         for event in events:
             self.timeline.append(event)
             self.race.add(event, event.elapsed_ms)
+            self.health.add(event, event.elapsed_ms)
             if event.kind == "agent_started" and event.agent_id:
                 self.start_ms[event.agent_id] = event.elapsed_ms
         self.markers = self.timeline.markers.markers()

@@ -1,4 +1,8 @@
-"""One territory at the cursor: who plays it, how far it got, why it is stuck, what its agent does."""
+"""One territory at the cursor: who plays it, how far it got, why it is stuck, what its agent does.
+
+In a conquest (a `HealthHistory` is given) the milestone part shows the territory's health instead: its
+state, the last probe (status, latency and the body, literal), its resources, its state over the match
+clock up to the cursor, and when and why it was eliminated."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from aoe_tui.domain.world import World
 from aoe_tui.domain.untrusted import first_line
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
+from aoe_tui.app.view.health_history import HealthHistory
 from aoe_tui.app.view.hidden_topology import observed_milestones
 from aoe_tui.app.widgets.literal import literal
 from aoe_tui.app.widgets.repaint import repaint
@@ -42,6 +47,8 @@ class TerritoryPane(Vertical):
         calls: ToolCallIndex,
         agent_start_ms: int,
         hides_topology: bool = False,
+        history: HealthHistory | None = None,
+        duration_ms: int = 0,
     ) -> None:
         super().__init__(id=f"pane-{territory_id}", classes="territory-pane")
         self.territory_id = territory_id
@@ -51,6 +58,8 @@ class TerritoryPane(Vertical):
         self.hides_topology = hides_topology  # a fog arena: the map shows what this territory has observed
         self.calls = calls
         self.agent_start_ms = agent_start_ms
+        self.history = history  # a conquest's health over time (None in a build race)
+        self.duration_ms = duration_ms
         self._shown: dict[str, object] = {}
 
     def compose(self) -> ComposeResult:
@@ -67,20 +76,10 @@ class TerritoryPane(Vertical):
             repaint(self.query_one(f".{part}", Static), content)
 
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
-        territory = world.territories.get(self.territory_id)
-        state = territory.competitor_state if territory else "preparing"
-        # A rank means something only once a territory has scored; before that all are equal.
-        scored = territory is not None and territory.milestone_points > 0
-        self._set_borders(
-            f"#{rank} {self.territory_id}" if scored else self.territory_id,
-            f"{territory.milestone_points if territory else 0} pts · {state}",
-        )
-        self.update_classes({f"-{name}": name == state for name in show.COMPETITOR_STYLES})
-        self._set("identity", self._identity(state))
-        statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
-        self._set("milestones", self._milestone_matrix(world, statuses))
-        if self.visualization is not None and self.visualization.nodes:
-            self.query_one(ServiceMap).show(statuses, observed_milestones(world, self.territory_id))
+        if self.history is not None:
+            self._show_conquest(world, elapsed_ms)
+        else:
+            self._show_race(world, rank)
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
         self._set(
             "agent-status",
@@ -95,6 +94,60 @@ class TerritoryPane(Vertical):
             "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
         )
 
+    def _show_conquest(self, world: World, elapsed_ms: int) -> None:
+        assert self.history is not None
+        territory = world.territories.get(self.territory_id)
+        state = territory.state if territory else "provisioning"
+        resources = territory.resources if territory else 0
+        self._set_borders(self.territory_id, f"{resources} res · {state}")
+        self.update_classes({f"-{name}": name == state for name in show.HEALTH_STYLES})
+        self._set("identity", self._identity(state, show.health_state(state)))
+        health = territory.last_health if territory else None
+        probe = (
+            Content.assemble(
+                (str(health.status) if health.status is not None else "no answer", "bold"),
+                f" · {health.latency_ms if health.latency_ms is not None else '?'} ms · ",
+                (first_line(health.detail or "", 60), "$success" if health.healthy else "$error"),
+            )
+            if health is not None
+            else Content.styled("not probed yet", "$text-muted")
+        )
+        lines = [
+            Content.assemble("health ", show.health_state(state), " · resources ", (str(resources), "bold")),
+            Content.assemble("probe ", probe),
+            Content.styled(
+                self.history.strip(self.territory_id, elapsed_ms, max(self.duration_ms, elapsed_ms, 1), 48) or "·",
+                show.HEALTH_STYLES.get(state, ""),
+            ),
+        ]
+        if territory is not None and territory.state == "eliminated":
+            at = self.history.eliminated_at.get(self.territory_id)
+            lines.append(
+                Content.assemble(
+                    ("eliminated", "$error bold"),
+                    f" at {format_clock(at)}" if at is not None else "",
+                    " · ",
+                    first_line(territory.elimination_detail or "", 80),
+                )
+            )
+        self._set("milestones", Content("\n").join(lines))
+
+    def _show_race(self, world: World, rank: int) -> None:
+        territory = world.territories.get(self.territory_id)
+        state = territory.competitor_state if territory else "preparing"
+        # A rank means something only once a territory has scored; before that all are equal.
+        scored = territory is not None and territory.milestone_points > 0
+        self._set_borders(
+            f"#{rank} {self.territory_id}" if scored else self.territory_id,
+            f"{territory.milestone_points if territory else 0} pts · {state}",
+        )
+        self.update_classes({f"-{name}": name == state for name in show.COMPETITOR_STYLES})
+        self._set("identity", self._identity(state, show.competitor_state(state)))
+        statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
+        self._set("milestones", self._milestone_matrix(world, statuses))
+        if self.visualization is not None and self.visualization.nodes:
+            self.query_one(ServiceMap).show(statuses, observed_milestones(world, self.territory_id))
+
     def _set_borders(self, title: str, subtitle: str) -> None:
         """Assigning a border title repaints the whole pane, every part of it, even when it is the same
         text: with a dozen panes that was most of every frame, so only a changed one is assigned."""
@@ -102,12 +155,12 @@ class TerritoryPane(Vertical):
             self._shown["border-title"] = (title, subtitle)
             self.border_title, self.border_subtitle = literal(title), literal(subtitle)
 
-    def _identity(self, state: str) -> Content:
+    def _identity(self, state: str, styled_state: Content) -> Content:
         agent = self.agent
         return Content.assemble(
             (agent.agent_id if agent else "no agent", "bold"),
             "  ",
-            show.competitor_state(state),
+            styled_state,
             "\n",
             "model ",
             show.or_unavailable(agent.model if agent else None),

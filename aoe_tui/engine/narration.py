@@ -3,8 +3,9 @@
 A line is the event list's row in words: the match clock, who (`actor`),
 the kind, and what happened (`summary`), both from `domain.event_text`, so a
 headless run reads like the app. Per-tick noise is dropped: evaluation
-starts, usage charges, and a milestone failing again for the same reason it
-failed last time. Every line is cleaned (`clean_text`) before it reaches the
+starts, usage charges, a milestone failing again for the same reason it
+failed last time, and a conquest's every-tick probes and healthy-tick
+resources (a probe is a line only when its verdict or detail changes). Every line is cleaned (`clean_text`) before it reaches the
 operator's terminal, so a guest cannot retitle or clear it even through a
 progress message.
 """
@@ -32,6 +33,7 @@ def _gist(detail: str | None) -> str | None:
 class Narrator:
     def __init__(self) -> None:
         self._last_failure: dict[tuple[str, str], str | None] = {}
+        self._last_health: dict[str, tuple[bool, str | None]] = {}
 
     def line(self, update: MatchUpdate) -> str | None:
         if isinstance(update, Progress):
@@ -54,6 +56,13 @@ class Narrator:
             repeated = key in self._last_failure and self._last_failure[key] == gist
             self._last_failure[key] = gist
             return not repeated
+        if isinstance(event, ev.HealthObserved):
+            verdict = (event.healthy, event.detail)
+            changed = self._last_health.get(event.territory) != verdict
+            self._last_health[event.territory] = verdict
+            return changed
+        if isinstance(event, ev.ResourcesChanged):
+            return event.reason != "healthy tick"
         if isinstance(event, ev.MilestonePassed):
             self._last_failure.pop((event.territory, event.milestone), None)
         return True

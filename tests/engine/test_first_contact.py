@@ -367,3 +367,18 @@ def test_operator_milestone_controls_say_a_conquest_has_none(tmp_path):
     referee = ConquestReferee(manifest, {}, MatchRecorder(MatchClock(ManualSource())), tmp_path)
     with pytest.raises(AoeError, match="conquest"):
         referee.pause_milestone("anything")
+
+
+def test_headless_lines_skip_every_tick_probes_and_healthy_ticks():
+    from aoe_tui.engine.narration import Narrator
+
+    narrator = Narrator()
+
+    def line(event):
+        return narrator.line(event.model_copy(update={"sequence": 1, "elapsed_ms": 1000}))
+
+    ok = ev.HealthObserved(territory="courier", healthy=True, status=200, latency_ms=3, detail="courier:ok")
+    down = ev.HealthObserved(territory="courier", healthy=False, status=503, latency_ms=3, detail="queue unavailable")
+    assert line(ok) is not None and line(ok) is None and line(down) is not None and line(down) is None
+    assert line(ev.ResourcesChanged(territory="courier", delta=1, remaining=901, reason="healthy tick")) is None
+    assert line(ev.ResourcesChanged(territory="courier", delta=-3, remaining=898, reason="agent inference"))

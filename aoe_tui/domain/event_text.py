@@ -62,6 +62,10 @@ def summary(event: ev.EventBase) -> str:
             return f"{event.source or ''}: {first_line(event.detail)}"
         case ev.InfrastructureFailure():
             return f"{event.source or event.component or ''}: {first_line(event.detail)}"
+        case ev.MonitorStarted():
+            return f"{event.monitor} monitor started after {event.milestone} (every {event.interval_ms} ms)"
+        case ev.MonitorStopped():
+            return f"{event.monitor} monitor stopped ({event.reason}): {_monitor(event.summary)}"
         case ev.AgentOutraced() | ev.AgentTerminated():
             return first_line(event.reason)
     return first_line(", ".join(f"{k}={v}" for k, v in event.to_json().items() if k not in _ENVELOPE))
@@ -75,3 +79,12 @@ def _usage(event: ev.UsageCharged) -> str:
     )
     cost = f"${event.cost_microusd / 1_000_000:.4f}" if event.cost_microusd is not None else "cost n/a"
     return f"+{event.resource_units or 0} units, {tokens}, {cost}"
+
+
+def _monitor(summary) -> str:
+    if not isinstance(summary, dict):
+        return "no summary"
+    text = f"{summary.get('samples')} samples, {summary.get('failures')} failed checks"
+    if summary.get("host_loaded"):
+        text += ", host loaded"
+    return text

@@ -98,6 +98,7 @@ class MilestoneFailed(EventBase):
     category: str | None = None
     detail: str | None = None
     retryable: bool = True
+    evidence: Any = None  # what a failed check saw, when it has more than its detail (a monitor's summary)
 
 
 class MilestoneRevoked(EventBase):
@@ -214,6 +215,25 @@ class InfrastructureFailure(EventBase):
     territory: str | None = None
 
 
+# Continuous monitors (ours): one event when a monitor starts and one with its summary when it stops, never
+# one per sample (domain.monitor).
+class MonitorStarted(EventBase):
+    kind: Literal["monitor_started"] = "monitor_started"
+    territory: str
+    monitor: str
+    milestone: str
+    interval_ms: int
+    max_samples: int
+
+
+class MonitorStopped(EventBase):
+    kind: Literal["monitor_stopped"] = "monitor_stopped"
+    territory: str
+    monitor: str
+    reason: str
+    summary: Any = None
+
+
 # Operator actions (ours; names are stable once written to a log).
 class MatchPaused(EventBase):
     kind: Literal["match_paused"] = "match_paused"
@@ -278,6 +298,8 @@ KNOWN_EVENTS: tuple[type[EventBase], ...] = (
     ResourcesChanged,
     TerritoryEliminated,
     InfrastructureFailure,
+    MonitorStarted,
+    MonitorStopped,
     MatchPaused,
     MatchResumed,
     MilestonePaused,

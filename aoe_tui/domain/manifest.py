@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from aoe_tui.domain.monitor import MonitorRules
 from aoe_tui.domain.provisioning import Provisioning
 
 ENV_NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -186,6 +187,100 @@ class FogOfWar(StrictModel):
         return brief
 
 
+class MonitorProbe(StrictModel):
+    """One public GET of a monitor's sample: its body must be one of `expect` (status unread, as the original)."""
+
+    path: str
+    expect: list[str]
+    flag_on: str | None = None
+    """A body equal to this raises the monitor's flag (the rollout's `v2` → saw-v2)."""
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, path: str) -> str:
+        if not path.startswith("/") or any(c.isspace() for c in path):
+            raise ValueError(f"probe path {path!r} must start with / and hold no spaces")
+        return path
+
+    @field_validator("expect")
+    @classmethod
+    def _expect(cls, expect: list[str]) -> list[str]:
+        if not expect:
+            raise ValueError("expect must list at least one accepted body")
+        return expect
+
+
+class Monitor(StrictModel):
+    """A referee-owned watch of each territory's public service (ARENAS §3's continuity monitor).
+
+    It starts when `start_after` passes, samples every `interval_ms` (each sample runs `probes` in order,
+    `timeout_ms` each) up to `max_samples`, and outlives that milestone's verifier; `judged_by` waits up to
+    `wait_for_flag_seconds` for `flag`, lets it run `settle_ms` more, stops it and judges its summary
+    (domain.monitor.judge) before running its own verifier. Details may hold `{samples}` / `{failures}`.
+    """
+
+    id: str
+    display_name: str | None = None
+    start_after: str
+    judged_by: str
+    interval_ms: int = 50
+    max_samples: int = 2400
+    timeout_ms: int = 1000
+    probes: list[MonitorProbe]
+    flag: str | None = None
+    wait_for_flag_seconds: float = 0
+    never_flagged_detail: str = "the monitored flag was never seen"
+    settle_ms: int = 0
+    min_samples: int = 1
+    too_few_detail: str = "continuity monitor recorded only {samples} samples"
+    failures_detail: str = "observed {failures} failed public checks"
+
+    @field_validator("interval_ms", "max_samples", "timeout_ms", "min_samples")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value <= 0:
+            raise ValueError("must be positive")
+        return value
+
+    @field_validator("wait_for_flag_seconds", "settle_ms")
+    @classmethod
+    def _not_negative(cls, value: float) -> float:
+        if value < 0:
+            raise ValueError("must not be negative")
+        return value
+
+    @field_validator("probes")
+    @classmethod
+    def _probes(cls, probes: list[MonitorProbe]) -> list[MonitorProbe]:
+        if not probes:
+            raise ValueError("a monitor needs at least one probe")
+        return probes
+
+    @model_validator(mode="after")
+    def _flag_is_raised(self) -> Monitor:
+        raised = {p.flag_on for p in self.probes if p.flag_on is not None}
+        for probe in self.probes:
+            if probe.flag_on is not None and probe.flag_on not in probe.expect:
+                raise ValueError(f"probe {probe.path}: flag_on {probe.flag_on!r} is not one of its expected bodies")
+        if (self.flag is None) != (not raised):
+            raise ValueError("flag and the probes' flag_on go together: name the flag and the body that raises it")
+        for name in ("too_few_detail", "failures_detail", "never_flagged_detail"):
+            try:
+                getattr(self, name).format(samples=0, failures=0)
+            except (KeyError, IndexError, ValueError) as error:
+                raise ValueError(f"{name} may only use {{samples}} and {{failures}}: {error}") from None
+        return self
+
+    def rules(self) -> MonitorRules:
+        return MonitorRules(
+            flag=self.flag,
+            never_flagged_detail=self.never_flagged_detail,
+            min_samples=self.min_samples,
+            failures_detail=self.failures_detail,
+            too_few_detail=self.too_few_detail,
+        )
+
+
 class Manifest(StrictModel):
     schema_version: Literal[1] = 1
     arena: ArenaInfo
@@ -198,6 +293,7 @@ class Manifest(StrictModel):
     visualization: Visualization | None = None
     fog_of_war: FogOfWar | None = None
     provisioning: Provisioning | None = None
+    monitors: list[Monitor] | None = None
 
     def territory(self, territory_id: str) -> Territory:
         return next(t for t in self.territories if t.id == territory_id)
@@ -212,6 +308,12 @@ class Manifest(StrictModel):
     def milestone(self, milestone_id: str) -> Milestone:
         assert self.build is not None
         return next(m for m in self.build.milestones if m.id == milestone_id)
+
+    def monitors_started_by(self, milestone_id: str) -> list[Monitor]:
+        return [m for m in self.monitors or [] if m.start_after == milestone_id]
+
+    def monitors_judged_by(self, milestone_id: str) -> list[Monitor]:
+        return [m for m in self.monitors or [] if m.judged_by == milestone_id]
 
     def to_json(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)

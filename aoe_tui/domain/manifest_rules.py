@@ -247,6 +247,38 @@ def _check_visual_milestones(manifest: Manifest, add: Add) -> None:
             add(f"visualization.nodes[{index}].milestone", f"references unknown milestone {node.milestone}")
 
 
+def _check_monitors(manifest: Manifest, add: Add) -> None:
+    """A monitor starts at a milestone its judge depends on (transitively), and its wait fits the judge's timeout."""
+    milestones = {m.id: m for m in manifest.build.milestones} if manifest.build else {}
+    for index, monitor in enumerate(manifest.monitors or []):
+        path = f"monitors[{index}]"
+        for key in ("start_after", "judged_by"):
+            if getattr(monitor, key) not in milestones:
+                add(f"{path}.{key}", f"references unknown milestone {getattr(monitor, key)}")
+        judge = milestones.get(monitor.judged_by)
+        if judge is None or monitor.start_after not in milestones:
+            continue
+        if monitor.start_after not in _ancestors(milestones, judge.id):
+            add(f"{path}.judged_by", f"{judge.id} must depend on {monitor.start_after}, which starts the monitor")
+        if monitor.wait_for_flag_seconds + monitor.settle_ms / 1000 >= judge.timeout_seconds:
+            add(
+                f"{path}.wait_for_flag_seconds",
+                f"the wait and settle must end within {judge.id}'s timeout ({judge.timeout_seconds} s)",
+            )
+
+
+def _ancestors(milestones: dict, milestone_id: str) -> set[str]:
+    found: set[str] = set()
+    stack = list(milestones[milestone_id].depends_on)
+    while stack:
+        node = stack.pop()
+        if node in found or node not in milestones:
+            continue
+        found.add(node)
+        stack.extend(milestones[node].depends_on)
+    return found
+
+
 # A check reads a whole Manifest or, when it did not validate, the tables that did (`_Sections`).
 CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _id_checks("arena", lambda m: [m.arena]),
@@ -255,6 +287,7 @@ CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _id_checks("agents", lambda m: m.agents),
     _id_checks("build.milestones", lambda m: m.build.milestones if m.build else []),
     _id_checks("visualization.nodes", lambda m: m.visualization.nodes if m.visualization else []),
+    _id_checks("monitors", lambda m: m.monitors or []),
     _check_network,
     _check_rules_table,
     _check_territory_count,
@@ -265,5 +298,6 @@ CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _check_agents,
     _check_visual_layout,
     _check_visual_milestones,
+    _check_monitors,
 )
 """Every manifest rule, each naming the tables it reads; one that meets an unavailable table is skipped."""

@@ -77,6 +77,8 @@ def compatibility_key(
         contest.pop(cosmetic, None)
     # The provisioning is keyed by its digest (table and bytes); an arena without one keeps its old key.
     contest.pop("provisioning", None)
+    if contest.get("monitors") is None:  # an arena without monitors keeps its old key
+        contest.pop("monitors", None)
     for milestone in (contest.get("build") or {}).get("milestones", []):
         milestone.pop("display_name", None)
     for territory_class in contest.get("classes", []):

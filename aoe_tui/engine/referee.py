@@ -14,7 +14,9 @@ already charged, when a guest was rebooted.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import time
 from pathlib import Path
 
 from aoe_tui.agents.protocol import InvalidReport, Usage
@@ -24,6 +26,7 @@ from aoe_tui.domain.manifest import Budget, Build, Manifest, Milestone
 from aoe_tui.domain.world import AgentState
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
@@ -47,6 +50,8 @@ MAX_USAGE_NOTES = 5
 # verifier's) is shorter, as in the original arenas (ARENAS §0: back within 120 s, then the verifier runs).
 REBOOT_BACK_SECONDS = 120
 CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_microusd")
+# A judging milestone's own verifier gets at least this long after its monitors were judged.
+MIN_VERIFIER_SECONDS_AFTER_MONITORS = 5
 
 
 class Referee:
@@ -85,6 +90,11 @@ class Referee:
         self._unavailable: set[str] = set()
         self._failures_in_a_row: dict[tuple[str, str], int] = {}
         self._not_before_ms: dict[tuple[str, str], int] = {}
+        # Continuous monitors ([[monitors]]): one per (territory, monitor), all timed by one lag meter; a
+        # milestone whose monitor verdict is final (a failure list is never cleared) is not retried.
+        self._monitors: dict[tuple[str, str], RunningMonitor] = {}
+        self._lag = LoopLagMeter()
+        self._final: set[tuple[str, str]] = set()
         # Pause waits for running checks (a reboot check can take minutes); a resume
         # arriving meanwhile must wait its turn or the pause would suspend guests after it.
         self._match_control = asyncio.Lock()
@@ -157,7 +167,10 @@ class Referee:
             state = territory.milestones.get(milestone.id)
             if state is not None and (state.passed or state.evaluating):
                 continue
-            if self.world.is_milestone_paused(territory_id, milestone.id):
+            if (
+                self.world.is_milestone_paused(territory_id, milestone.id)
+                or (territory_id, milestone.id) in self._final
+            ):
                 continue
             if self._not_before_ms.get((territory_id, milestone.id), 0) > self.clock.elapsed_ms():
                 continue
@@ -221,6 +234,7 @@ class Referee:
                     territory=territory_id, milestone=milestone.id, points=milestone.points, evidence=outcome.evidence
                 )
             )
+            self._start_monitors(territory_id, milestone.id)
             if milestone.id == self.build.completion_milestone and territory.durable_at_ms is None:
                 await self._durable(territory_id)
             return True
@@ -237,7 +251,8 @@ class Referee:
                     milestone=milestone.id,
                     category=category,
                     detail=outcome.detail,
-                    retryable=True,
+                    retryable=(territory_id, milestone.id) not in self._final,
+                    evidence=outcome.evidence,
                 )
             )
         return False
@@ -267,7 +282,15 @@ class Referee:
             **host.access_env(),
         }
         evidence_file = scratch / f"{milestone.id}.evidence.json"
-        script, timeout = self.verifiers[milestone.id], milestone.timeout_seconds
+        script, timeout = self.verifiers[milestone.id], float(milestone.timeout_seconds)
+        monitored: dict = {}
+        if self.manifest.monitors_judged_by(milestone.id):
+            began = time.monotonic()
+            judged = await self._judge_monitors(territory_id, milestone)
+            if isinstance(judged, VerifierOutcome):
+                return judged, _category(judged)
+            monitored = judged
+            timeout = max(timeout - (time.monotonic() - began), MIN_VERIFIER_SECONDS_AFTER_MONITORS)
         if milestone.operation == "host_reboot":
             env["AOE_PREPARED_FILE"] = str(scratch / f"{milestone.id}.prepared.json")
             prepared = await run_verifier(script, {**env, "AOE_VERIFY_PHASE": "before_reboot"}, timeout, evidence_file)
@@ -282,7 +305,75 @@ class Referee:
             proof_file.write_text(json.dumps(proof.to_json()))
             env.update(AOE_REBOOT_PROOF=str(proof_file), AOE_VERIFY_PHASE="after_reboot")
         outcome = await run_verifier(script, env, timeout, evidence_file)
+        if monitored and outcome.passed:
+            evidence = outcome.evidence if isinstance(outcome.evidence, dict) else {"verifier": outcome.evidence}
+            outcome = VerifierOutcome("passed", evidence={**evidence, **monitored})
+        elif monitored:  # the monitors passed, the verifier did not: their summaries still say what they saw
+            outcome = VerifierOutcome(outcome.verdict, evidence=monitored, detail=outcome.detail)
         return outcome, _category(outcome)
+
+    # -- continuous monitors -------------------------------------------------------------------------
+
+    def _start_monitors(self, territory_id: str, milestone_id: str) -> None:
+        """Start each monitor this milestone's pass starts (once per territory: a re-pass keeps the running one)."""
+        host = self.hosts[territory_id]
+        for spec in self.manifest.monitors_started_by(milestone_id):
+            if (territory_id, spec.id) in self._monitors:
+                continue
+            monitor = RunningMonitor(
+                spec,
+                f"http://{host.host}:{host.service_port}",
+                self.clock,
+                self._lag,
+                on_cap=functools.partial(self._monitor_capped, territory_id),
+            )
+            self._monitors[(territory_id, spec.id)] = monitor
+            monitor.start()
+            self.recorder.emit(
+                ev.MonitorStarted(
+                    territory=territory_id,
+                    monitor=spec.id,
+                    milestone=milestone_id,
+                    interval_ms=spec.interval_ms,
+                    max_samples=spec.max_samples,
+                )
+            )
+
+    def _monitor_capped(self, territory_id: str, monitor: RunningMonitor) -> None:
+        self._monitor_stopped(territory_id, monitor, "cap")
+
+    def _monitor_stopped(self, territory_id: str, monitor: RunningMonitor, reason: str) -> None:
+        self.recorder.emit(
+            ev.MonitorStopped(
+                territory=territory_id, monitor=monitor.spec.id, reason=reason, summary=monitor.summary().model_dump()
+            )
+        )
+
+    async def _judge_monitors(self, territory_id: str, milestone: Milestone) -> dict | VerifierOutcome:
+        """Judge each monitor this milestone judges (engine.monitor.settle_and_judge); their summaries are the
+        evidence, of the pass or of the failure, so a replay reaches the same verdict from them."""
+        evidence: dict = {}
+        for spec in self.manifest.monitors_judged_by(milestone.id):
+            monitor = self._monitors.get((territory_id, spec.id))
+            if monitor is None:
+                return VerifierOutcome("broken", detail=f"monitor {spec.id} was never started by {spec.start_after}")
+            judged = await settle_and_judge(spec, monitor, self.clock)
+            if judged.stopped:
+                self._monitor_stopped(territory_id, monitor, "judged")
+            if not judged.verdict.passed:
+                if judged.verdict.final:
+                    self._final.add((territory_id, milestone.id))
+                return VerifierOutcome(
+                    "failed", detail=judged.verdict.detail, evidence={spec.id: judged.summary.model_dump()}
+                )
+            evidence[spec.id] = judged.summary.model_dump()
+        return evidence
+
+    async def _stop_monitors(self, reason: str) -> None:
+        for (territory_id, _), monitor in self._monitors.items():
+            if monitor.running:
+                await monitor.stop(reason)
+                self._monitor_stopped(territory_id, monitor, reason)
 
     def _write_previous_evidence(self, territory_id: str, scratch: Path) -> Path:
         milestones = self.world.territories[territory_id].milestones
@@ -346,6 +437,7 @@ class Referee:
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
+        await self._stop_monitors("match_end")
         self.charge_usage()
         self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="finished"))
         self.recorder.emit(ev.MatchFinished(winner=winner, reason=reason))
@@ -372,6 +464,7 @@ class Referee:
         for task in list(self._busy.values()):
             task.cancel()
         await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
+        await self._stop_monitors("match_end")
         self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="aborted", reason=reason))
         self.finished.set()
 

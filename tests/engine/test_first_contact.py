@@ -382,3 +382,19 @@ def test_headless_lines_skip_every_tick_probes_and_healthy_ticks():
     assert line(ok) is not None and line(ok) is None and line(down) is not None and line(down) is None
     assert line(ev.ResourcesChanged(territory="courier", delta=1, remaining=901, reason="healthy tick")) is None
     assert line(ev.ResourcesChanged(territory="courier", delta=-3, remaining=898, reason="agent inference"))
+
+
+def test_the_scripted_players_are_registered_and_their_steps_are_valid_bash():
+    import subprocess
+
+    from aoe_tui.agents.registry import resolve_adapter
+    from aoe_tui.agents.scripted.plans import PLANS
+
+    for agent in load_manifest(MANIFEST).agents:
+        assert agent.adapter in PLANS and resolve_adapter(agent.adapter, ARENA).builtin
+        for step in PLANS[agent.adapter].steps:
+            parsed = subprocess.run(["bash", "-n", "-c", step.command], capture_output=True, text=True)
+            assert parsed.returncode == 0, (agent.adapter, step.description, parsed.stderr)
+    attack = " ".join(s.command for s in PLANS["contact-attacker"].steps)
+    assert "redis-cli -h 10.77.0.12 -p 6379 shutdown nosave" in attack
+    assert "shutdown" not in " ".join(s.command for s in PLANS["contact-careless"].steps)

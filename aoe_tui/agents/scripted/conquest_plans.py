@@ -79,6 +79,15 @@ _SCOUT = Step(
     2.0,
 )
 
+_STRIKE = Step(
+    f"for i in $(seq 30); do redis-cli -h {COURIER} -p 6379 ping 2>/dev/null | grep -q PONG && break; sleep 1; done; "
+    f"redis-cli -h {COURIER} -p 6379 info server 2>&1 | grep -m1 redis_version; "
+    f"redis-cli -h {COURIER} -p 6379 shutdown nosave 2>&1 | head -c 200; "
+    f"sleep 1; redis-cli -h {COURIER} -p 6379 ping 2>&1 | grep -q PONG || echo 'courier redis shut down'",
+    "Shut down the courier's unauthenticated Redis over the segment",
+    1.0,
+)
+
 CONQUEST_PLANS: dict[str, Plan] = {
     "contact-defender": Plan(
         "contact-defender",
@@ -90,7 +99,7 @@ CONQUEST_PLANS: dict[str, Plan] = {
         "contact-attacker",
         "conquest",
         "closed this territory's hole, kept its health up and shut down the courier's open Redis",
-        (_LOOK, _CLOSE_HOLE, _SCOUT, _watch(repair=True, attack=True)),
+        (_LOOK, _CLOSE_HOLE, _SCOUT, _STRIKE, _watch(repair=True, attack=True)),
     ),
     "contact-careless": Plan(
         "contact-careless",

@@ -138,6 +138,9 @@ PLANS.update(FAILOVER_PLANS)
 from aoe_tui.agents.scripted.surge_plans import SURGE_PLANS  # noqa: E402  (Traffic Surge builders, issue 18)
 
 PLANS.update(SURGE_PLANS)
+from aoe_tui.agents.scripted.rollout_plans import ROLLOUT_PLANS  # noqa: E402  (Zero-Downtime Rollout builders, issue 18)
+
+PLANS.update(ROLLOUT_PLANS)
 from aoe_tui.agents.scripted.conquest_plans import CONQUEST_PLANS  # noqa: E402  (First Contact players, issue 18)
 
 PLANS.update(CONQUEST_PLANS)

@@ -1,0 +1,212 @@
+"""Running a continuous monitor: the referee's own asyncio task sampling a territory's public service.
+
+One `RunningMonitor` per (territory, monitor) samples on a fixed schedule (a sample every `interval_ms`; a
+slow sample delays the next without a catch-up burst) with a real HTTP client from the referee's host, each
+probe a fresh connection (as curl would) with a bounded read of its body. Samples are folded into a
+`domain.monitor.MonitorTally`, never recorded one by one.
+
+`LoopLagMeter` measures the referee itself: a sentinel task that sleeps a short tick and notes how late it
+woke. Each check is stamped with the worst lag seen while it waited, which is how the loaded-host rule
+(`domain.monitor.is_excused`) tells a referee that was not looking from a player's service that did not
+answer. Every monitor of a match shares one meter, so all territories are judged by the same clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from aoe_tui.domain.manifest import Monitor
+from aoe_tui.domain.monitor import CheckResult, MonitorSummary, MonitorTally, MonitorVerdict, judge
+from aoe_tui.engine.clock import MatchClock
+
+BODY_LIMIT = 4096
+LAG_TICK_SECONDS = 0.02
+LAG_READINGS = 2048  # ~40 s of 20 ms readings
+
+
+class LoopLagMeter:
+    """How late the event loop runs: the overshoot of a sentinel's short sleeps, kept for the last ~40 s."""
+
+    def __init__(self, tick_seconds: float = LAG_TICK_SECONDS) -> None:
+        self.tick = tick_seconds
+        self.readings: collections.deque[tuple[float, float]] = collections.deque(maxlen=LAG_READINGS)
+        self._expected: float | None = None
+        self._task: asyncio.Task | None = None
+        self._users = 0
+
+    def start(self) -> None:
+        self._users += 1
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        self._users = max(self._users - 1, 0)
+        if self._users == 0 and self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+            self._expected = None
+
+    async def _run(self) -> None:
+        while True:
+            self._expected = time.monotonic() + self.tick
+            await asyncio.sleep(self.tick)
+            woke = time.monotonic()
+            self.readings.append((woke, max((woke - self._expected) * 1000, 0.0)))
+
+    def worst_since(self, since: float) -> float:
+        """The largest lag (ms) noted since `since` (monotonic), including a sleep that is overdue right now."""
+        worst = max((lag for at, lag in reversed(self.readings) if at >= since), default=0.0)
+        if self._expected is not None:
+            worst = max(worst, (time.monotonic() - self._expected) * 1000)
+        return worst
+
+
+class RunningMonitor:
+    """One monitor watching one territory's public base URL until it is stopped or reaches its cap."""
+
+    def __init__(
+        self,
+        spec: Monitor,
+        base_url: str,
+        clock: MatchClock,
+        lag: LoopLagMeter,
+        on_cap: Callable[[RunningMonitor], None] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.spec = spec
+        self.base_url = base_url.rstrip("/")
+        self.clock = clock
+        self.lag = lag
+        self.on_cap = on_cap
+        self.transport = transport  # tests reach a namespaced guest through a unix socket
+        self.tally = MonitorTally(
+            monitor=spec.id, started_ms=clock.elapsed_ms(), interval_ms=spec.interval_ms, max_samples=spec.max_samples
+        )
+        self._task: asyncio.Task | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def start(self) -> None:
+        self.lag.start()
+        self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self, reason: str) -> MonitorSummary:
+        """Stop sampling (a sample in flight is dropped) and return the summary; stopping twice is harmless."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self.tally.ended = reason
+            await self.lag.stop()
+        return self.tally.summary()
+
+    def summary(self) -> MonitorSummary:
+        return self.tally.summary()
+
+    async def _run(self) -> None:
+        interval = self.spec.interval_ms / 1000
+        timeout = httpx.Timeout(self.spec.timeout_ms / 1000)
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(
+            timeout=timeout, limits=limits, trust_env=False, transport=self.transport
+        ) as client:
+            slot = time.monotonic()
+            while not self.tally.full:
+                now = time.monotonic()
+                if now < slot:
+                    await asyncio.sleep(slot - now)
+                begun = time.monotonic()
+                if self.clock.paused or self.clock.frozen:
+                    slot = begun + interval  # a paused match's guests are suspended: nothing to sample
+                    continue
+                checks, flags = await self._sample(client)
+                if self.clock.paused:
+                    slot = time.monotonic() + interval  # the guests were suspended under this sample
+                    continue
+                self.tally.add_sample(
+                    self.clock.elapsed_ms(),
+                    max(begun - slot, 0.0) * 1000,
+                    checks,
+                    flags,
+                    max(c.loop_lag_ms for c in checks),
+                )
+                slot = max(slot + interval, time.monotonic())
+        self.tally.ended = "cap"
+        await self.lag.stop()
+        if self.on_cap is not None:
+            self.on_cap(self)
+
+    async def _sample(self, client: httpx.AsyncClient) -> tuple[list[CheckResult], list[str]]:
+        checks, flags = [], []
+        for probe in self.spec.probes:
+            check = await self._check(client, probe.path, probe.expect)
+            checks.append(check)
+            if probe.flag_on is not None and check.ok and check.seen == probe.flag_on and self.spec.flag:
+                flags.append(self.spec.flag)
+        return checks, flags
+
+    async def _check(self, client: httpx.AsyncClient, path: str, expect: list[str]) -> CheckResult:
+        """One GET, body only (ARENAS §3): the body read up to BODY_LIMIT bytes and compared literally."""
+        begun = time.monotonic()
+        timed_out = False
+        try:
+            async with client.stream("GET", self.base_url + path) as response:
+                body = b""
+                async for chunk in response.aiter_raw():
+                    body += chunk
+                    if len(body) > BODY_LIMIT:
+                        break
+            text = body[:BODY_LIMIT].decode("utf-8", errors="replace").rstrip("\n")  # shell-captured, as the original
+            ok = text in expect
+            seen = text if ok else f"status {response.status_code}, body {text[:80]!r}"
+        except httpx.TimeoutException:
+            ok, timed_out, seen, text = False, True, f"no answer within {self.spec.timeout_ms} ms", ""
+        except httpx.HTTPError as error:
+            ok, seen = False, f"{type(error).__name__}: {error}"
+        latency = (time.monotonic() - begun) * 1000
+        return CheckResult(
+            path=path,
+            ok=ok,
+            seen=seen,
+            latency_ms=latency,
+            timed_out=timed_out,
+            loop_lag_ms=self.lag.worst_since(begun),
+        )
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: MonitorVerdict
+    summary: MonitorSummary
+    stopped: bool  # this judgement stopped the monitor (its stop event is due)
+
+
+async def settle_and_judge(spec: Monitor, monitor: RunningMonitor, clock: MatchClock) -> Judgement:
+    """The judging milestone's part: wait for the flag, let the monitor settle, stop it, judge its summary.
+
+    Waits up to `wait_for_flag_seconds` of match time (a pause does not count) for the flag; not seen, or
+    too few samples after `settle_ms`, the monitor keeps running for the retry. Once stopped, a monitor is
+    judged again as it stood. The verdict is `domain.monitor.judge` of the summary alone, as in a replay.
+    """
+    if monitor.running:
+        deadline_ms = clock.elapsed_ms() + spec.wait_for_flag_seconds * 1000
+        while spec.flag is not None and spec.flag not in monitor.tally.flags and monitor.running:
+            if clock.elapsed_ms() >= deadline_ms:
+                return Judgement(MonitorVerdict(False, spec.never_flagged_detail), monitor.summary(), False)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(spec.settle_ms / 1000)
+        if monitor.tally.samples < spec.min_samples and monitor.running:
+            detail = spec.too_few_detail.format(samples=monitor.tally.samples)
+            return Judgement(MonitorVerdict(False, detail), monitor.summary(), False)
+        summary = await monitor.stop("judged")
+        return Judgement(judge(spec.rules(), summary), summary, True)
+    summary = monitor.summary()
+    return Judgement(judge(spec.rules(), summary), summary, False)

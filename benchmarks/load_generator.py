@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -168,6 +169,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="bursts per size and per side (median reported)")
     parser.add_argument("--seconds", type=float, default=3.0, help="how long the ceiling is measured")
     args = parser.parse_args()
+    print("load average (1, 5, 15 min): %.1f %.1f %.1f on %d cores" % (*os.getloadavg(), os.cpu_count() or 0))
     server = Server()
     try:
         rate, ours, theirs = asyncio.run(ceiling(server, args.seconds))

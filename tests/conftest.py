@@ -22,6 +22,7 @@ UNVERIFIED_VM_MODULES = {
     "tests/agents_real/test_openai_agent_in_a_match.py",
     "tests/engine/test_vm_first_contact.py",
     "tests/engine/test_vm_traffic_surge.py",
+    "tests/engine/test_vm_zero_downtime_rollout.py",
 }
 OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_job_queue.py",  # 5 passed in 290 s

@@ -86,7 +86,7 @@ def _switch_atomically(pace: float) -> Step:
 
 def _switch_truncating(pace: float) -> Step:
     return Step(
-        f"cd {STATE} && {{ sleep 0.5; curl -fsS -o /dev/null {V2_URL}/health && echo 8082; }} > upstream && "
+        f"cd {STATE} && {{ sleep 1.5; curl -fsS -o /dev/null {V2_URL}/health && echo 8082; }} > upstream && "
         f"curl -fsS {PUBLIC}/version && echo",
         "Switch the proxy to v2 (rewrite upstream once v2 answers)",
         pace,

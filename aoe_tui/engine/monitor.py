@@ -28,6 +28,7 @@ from aoe_tui.engine.clock import MatchClock
 BODY_LIMIT = 4096
 LAG_TICK_SECONDS = 0.02
 LAG_READINGS = 2048  # ~40 s of 20 ms readings
+PAUSED_DETAIL = "the match was paused while the monitor was awaited; judged again after the pause"
 
 
 class LoopLagMeter:
@@ -192,13 +193,16 @@ class Judgement:
 async def settle_and_judge(spec: Monitor, monitor: RunningMonitor, clock: MatchClock) -> Judgement:
     """The judging milestone's part: wait for the flag, let the monitor settle, stop it, judge its summary.
 
-    Waits up to `wait_for_flag_seconds` of match time (a pause does not count) for the flag; not seen, or
-    too few samples after `settle_ms`, the monitor keeps running for the retry. Once stopped, a monitor is
+    Waits up to `wait_for_flag_seconds` of match time for the flag (a pause ends the wait: the referee's pause
+    waits for running checks); not seen, or too few samples after `settle_ms`, the monitor keeps running for
+    the retry. Once stopped, a monitor is
     judged again as it stood. The verdict is `domain.monitor.judge` of the summary alone, as in a replay.
     """
     if monitor.running:
         deadline_ms = clock.elapsed_ms() + spec.wait_for_flag_seconds * 1000
         while spec.flag is not None and spec.flag not in monitor.tally.flags and monitor.running:
+            if clock.paused:  # a pause waits for running checks: this one must not wait out the pause
+                return Judgement(MonitorVerdict(False, PAUSED_DETAIL), monitor.summary(), False)
             if clock.elapsed_ms() >= deadline_ms:
                 return Judgement(MonitorVerdict(False, spec.never_flagged_detail), monitor.summary(), False)
             await asyncio.sleep(0.05)

@@ -15,7 +15,7 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.manifest_rules import validate_manifest
 from aoe_tui.domain.monitor import CheckResult, MonitorSummary, MonitorTally, is_excused, judge
 from aoe_tui.engine.clock import MatchClock
-from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
+from aoe_tui.engine.monitor import PAUSED_DETAIL, LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
 from tests.engine.helpers import ScriptedReferee, arena_data
 from tests.fixture_paths import PROJECT
@@ -252,6 +252,23 @@ async def test_a_clean_cutover_passes_and_the_wait_is_bounded(service):
     assert judged.verdict.passed, judged.summary
     assert judged.summary.failures == 0 and "saw-v2" in judged.summary.flags
     assert judged.summary.check_latency_ms.p95 < 1000
+
+
+async def test_a_pause_ends_the_wait_for_the_flag(service):
+    """The referee's pause waits for running checks, so a judge waiting for v2 must give way at once."""
+    spec, clock = continuity(), _clock()
+    monitor = RunningMonitor(spec, service.url, clock, LoopLagMeter())
+    monitor.start()
+    waiting = asyncio.ensure_future(settle_and_judge(spec, monitor, clock))
+    await asyncio.sleep(0.2)
+    clock.pause()
+    judged = await asyncio.wait_for(waiting, 2)
+    assert judged.verdict.detail == PAUSED_DETAIL and not judged.verdict.final and monitor.running
+    samples = monitor.tally.samples
+    await asyncio.sleep(0.3)
+    assert monitor.tally.samples == samples  # the guests are suspended: nothing sampled during a pause
+    clock.resume()
+    await monitor.stop("judged")
 
 
 async def test_the_cap_ends_the_monitor(service):

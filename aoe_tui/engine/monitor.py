@@ -159,18 +159,21 @@ class RunningMonitor:
         begun = time.monotonic()
         timed_out = False
         try:
-            async with client.stream("GET", self.base_url + path) as response:
-                body = b""
-                async for chunk in response.aiter_raw():
-                    body += chunk
-                    if len(body) > BODY_LIMIT:
-                        break
+            # The whole check within the timeout, as curl --max-time: a body dripped a byte at a time must not
+            # hold the sample (httpx's own timeout is per read).
+            async with asyncio.timeout(self.spec.timeout_ms / 1000):
+                async with client.stream("GET", self.base_url + path) as response:
+                    body = b""
+                    async for chunk in response.aiter_raw():
+                        body += chunk
+                        if len(body) > BODY_LIMIT:
+                            break
             text = body[:BODY_LIMIT].decode("utf-8", errors="replace").rstrip("\n")  # shell-captured, as the original
             ok = text in expect
             seen = text if ok else f"status {response.status_code}, body {text[:80]!r}"
-        except httpx.TimeoutException:
+        except (httpx.TimeoutException, TimeoutError):
             ok, timed_out, seen, text = False, True, f"no answer within {self.spec.timeout_ms} ms", ""
-        except httpx.HTTPError as error:
+        except Exception as error:  # noqa: BLE001 - whatever a hostile answer raises is a failed check, not a dead monitor
             ok, seen = False, f"{type(error).__name__}: {error}"
         latency = (time.monotonic() - begun) * 1000
         return CheckResult(

@@ -18,6 +18,8 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import ID_PATTERN
 from aoe_tui.engine.arena_check import MANIFEST_NAME
 from aoe_tui.runtime.image import build_image
+from aoe_tui.runtime.image_layer import build_layer, layer_for
+from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -45,7 +47,15 @@ def demo(args: argparse.Namespace) -> int:
     if args.sample:
         return open_replay(load_match(DEFAULT_SAMPLE))
     manifest = demo_arena(args.arena)
-    return run_live(real_runner(args, manifest), before_match=lambda say: build_image(progress=say))
+
+    def build(say) -> None:
+        """The base image, and the arena's image layer when its territories name one (First Contact)."""
+        build_image(progress=say)
+        layer = layer_for({t.image for t in load_manifest(manifest).territories})
+        if layer is not None:
+            build_layer(layer, progress=say)
+
+    return run_live(real_runner(args, manifest), before_match=build)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -56,11 +56,9 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict) -> N
         if update.kind == "agent_started" and "hold" not in seen:
             seen["hold"] = runner.pause_milestone("host-reboot", "surge-one")
         elif update.kind == "milestone_failed" and where == ("surge-two", "priority-first-surge"):
-            if TIMED_OUT.fullmatch(f["detail"]):
-                seen.setdefault("serial", f["detail"])
+            seen.setdefault("serial", f["detail"])  # whatever it says: the tests below judge the wording
         elif update.kind == "milestone_failed" and where == ("surge-three", "host-reboot"):
-            if LOST.fullmatch(f["detail"]):
-                seen.setdefault("volatile", f["detail"])
+            seen.setdefault("volatile", f["detail"])
         if "serial" in seen and "volatile" in seen and "released" not in seen:
             seen["released"] = runner.resume_milestone("host-reboot", "surge-one")
 

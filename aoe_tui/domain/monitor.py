@@ -55,6 +55,7 @@ class MonitorSummary(BaseModel):
     monitor: str
     started_ms: int
     last_sample_ms: int | None = None
+    stopped_ms: int | None = None
     ended: str = "running"  # running | judged | cap | match_end
     interval_ms: int
     max_samples: int
@@ -165,6 +166,7 @@ class MonitorTally:
     first_excused: FirstFailure | None = None
     flags: dict[str, int] = field(default_factory=dict)
     last_sample_ms: int | None = None
+    stopped_ms: int | None = None
     ended: str = "running"
     lateness: Histogram = field(default_factory=Histogram)
     latency: Histogram = field(default_factory=Histogram)
@@ -195,12 +197,17 @@ class MonitorTally:
         for flag in flags:
             self.flags.setdefault(flag, at_ms)
 
+    def end(self, reason: str, at_ms: int) -> None:
+        """The monitor stopped (judged, cap, match_end) at `at_ms`: its rate is counted up to then."""
+        self.ended, self.stopped_ms = reason, at_ms
+
     @property
     def full(self) -> bool:
         return self.samples >= self.max_samples
 
     def summary(self) -> MonitorSummary:
-        span_ms = (self.last_sample_ms - self.started_ms) if self.last_sample_ms is not None else 0
+        until = self.stopped_ms if self.stopped_ms is not None else self.last_sample_ms
+        span_ms = (until - self.started_ms) if until is not None else 0
         achieved = round(self.samples / (span_ms / 1000), 2) if span_ms > 0 and self.samples > 1 else 0.0
         lateness, lag = self.lateness.summary(), self.lag.summary()
         late_p95 = lateness.p95 if lateness is not None else 0
@@ -217,6 +224,7 @@ class MonitorTally:
             monitor=self.monitor,
             started_ms=self.started_ms,
             last_sample_ms=self.last_sample_ms,
+            stopped_ms=self.stopped_ms,
             ended=self.ended,
             interval_ms=self.interval_ms,
             max_samples=self.max_samples,

@@ -149,6 +149,8 @@ def _build(recipe: LayerRecipe, base: ImageInfo, root: Path, say: Progress) -> I
         shutil.copyfile(base.kernel, work / "vmlinuz")
         shutil.copyfile(base.initrd, work / "initrd.img")
         _install(recipe, work / RAW, work / "mnt", say)
+        (work / "mnt").rmdir()
+        _run(["sync", str(work / RAW)])
         (work / MANIFEST).write_text(
             json.dumps(
                 {
@@ -208,7 +210,14 @@ def _install(recipe: LayerRecipe, raw: Path, mnt: Path, say: Progress) -> None:
 
 def _mount(stack: ExitStack, command: list[str], target: Path) -> None:
     _run(command)
-    stack.callback(lambda: subprocess.run(["umount", "-l", str(target)], capture_output=True))
+    stack.callback(lambda: _unmount(target))
+
+
+def _unmount(target: Path) -> None:
+    """A plain unmount (the loop mount's writes must be on disk before the image is renamed into place);
+    lazy only if something still holds it."""
+    if subprocess.run(["umount", str(target)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
 
 
 def _run(command: list[str], env: dict[str, str] | None = None, say: Progress | None = None) -> None:

@@ -98,7 +98,8 @@ class MilestoneFailed(EventBase):
     category: str | None = None
     detail: str | None = None
     retryable: bool = True
-    evidence: Any = None  # what a failed check saw, when it has more than its detail (a monitor's summary)
+    # An `evidence` extra (what a failed check saw beyond its detail: a monitor's summary) is kept when given;
+    # not a field, so a failure without one is written exactly as before.
 
 
 class MilestoneRevoked(EventBase):

@@ -252,7 +252,7 @@ class Referee:
                     category=category,
                     detail=outcome.detail,
                     retryable=(territory_id, milestone.id) not in self._final,
-                    evidence=outcome.evidence,
+                    **({"evidence": outcome.evidence} if outcome.evidence is not None else {}),
                 )
             )
         return False

@@ -206,7 +206,7 @@ def test_a_blip_is_final_at_uninterrupted_cutover(race):
         and e.milestone == "uninterrupted-cutover"
         and not e.retryable
     ]
-    first = final.evidence["continuity"]["first_failure"]
+    first = final.to_json()["evidence"]["continuity"]["first_failure"]
     assert first["path"] in ("/health", "/version", "/records/customer-alpha-73c", "/records/customer-beta-a19")
     assert first["seen"].startswith("status 502")  # the proxy read an empty upstream
 
@@ -230,7 +230,7 @@ def test_monitor_verdicts_replay_from_their_evidence_and_the_log_reduces(race):
             "milestone_failed",
         ):
             continue
-        evidence = (event.evidence or {}).get("continuity")
+        evidence = (event.to_json().get("evidence") or {}).get("continuity")
         if evidence is None or evidence["ended"] == "running":
             continue  # not yet judged: the wait for v2 ran out (its detail says so)
         verdict = judge(monitor.rules(), MonitorSummary.model_validate(evidence))

@@ -129,43 +129,52 @@ async def _baseline(urls: list[str], seconds: float) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=10.0, help="how long each part runs (default 10)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="how long each part of a round runs (default 5)")
+    parser.add_argument("--rounds", type=int, default=3, help="monitor and baseline rounds, interleaved (default 3)")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     servers = [_serve() for _ in range(3)]
     urls = [_url(s) for s in servers]
+    rounds = []
     try:
-        summaries = asyncio.run(_monitors(urls, args.seconds))
-        baseline = asyncio.run(_baseline(urls, args.seconds))
+        for _ in range(args.rounds):  # interleaved, so a load spike from other work hits both alike
+            rounds.append((asyncio.run(_monitors(urls, args.seconds)), asyncio.run(_baseline(urls, args.seconds))))
         ceiling = asyncio.run(_bare_loop(urls[0], min(args.seconds, 5.0), None))
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
     print(f"load average at the start: {load:.1f} on {os.cpu_count()} cores (other work on this machine)")
-    print(f"continuity monitor, 3 territories at once, {args.seconds:g} s, schedule 20 samples/s (4 GETs each):")
-    for index, summary in enumerate(summaries, 1):
-        none = {"p50": "-", "p95": "-", "max": "-"}
-        latency, late, lag = (summary[k] or none for k in ("check_latency_ms", "start_lateness_ms", "loop_lag_ms"))
-        print(
-            f"  territory {index}: {summary['samples']} samples, {summary['achieved_per_second']:.2f}/s; "
-            f"check latency p50 {latency['p50']} / p95 {latency['p95']} ms; start lateness p50 {late['p50']} / "
-            f"p95 {late['p95']} ms; referee loop lag p50 {lag['p50']} / p95 {lag['p95']} / max {lag['max']} ms; "
-            f"failures {summary['failures']}, excused {summary['excused']}, host loaded {summary['host_loaded']}"
-        )
-    print("bare httpx loop baseline, same run, 3 loops at once on the same 50 ms schedule:")
-    for index, loop in enumerate(baseline, 1):
-        print(
-            f"  loop {index}: {loop['per_second']:.2f} samples/s; GET latency p50 {loop['p50']:.1f} / "
-            f"p95 {loop['p95']:.1f} ms; failed GETs {loop['failures']}"
-        )
+    print(
+        f"continuity monitor, 3 territories at once, {args.rounds} rounds of {args.seconds:g} s interleaved with "
+        "the baseline, schedule 20 samples/s (4 GETs each):"
+    )
+    none = {"p50": "-", "p95": "-", "max": "-"}
+    for number, (summaries, baseline) in enumerate(rounds, 1):
+        print(f" round {number}:")
+        for index, summary in enumerate(summaries, 1):
+            latency, late, lag = (summary[k] or none for k in ("check_latency_ms", "start_lateness_ms", "loop_lag_ms"))
+            print(
+                f"  monitor {index}: {summary['samples']} samples, {summary['achieved_per_second']:.2f}/s; "
+                f"check latency p50 {latency['p50']} / p95 {latency['p95']} ms; start lateness p95 {late['p95']} ms; "
+                f"referee loop lag p50 {lag['p50']} / p95 {lag['p95']} / max {lag['max']} ms; "
+                f"failures {summary['failures']}, excused {summary['excused']}, host loaded {summary['host_loaded']}"
+            )
+        for index, loop in enumerate(baseline, 1):
+            print(
+                f"  bare httpx loop {index} (same schedule): {loop['per_second']:.2f} samples/s; GET latency "
+                f"p50 {loop['p50']:.1f} / p95 {loop['p95']:.1f} ms; failed GETs {loop['failures']}"
+            )
+    monitor = [s["achieved_per_second"] for summaries, _ in rounds for s in summaries]
+    bare = [loop["per_second"] for _, baseline in rounds for loop in baseline]
+    print(
+        f"median achieved: monitor {statistics.median(monitor):.2f}/s per territory (spread within a round "
+        f"{max(max(r) - min(r) for r in ([s['achieved_per_second'] for s in m] for m, _ in rounds)):.2f}/s), "
+        f"bare httpx loop {statistics.median(bare):.2f}/s, schedule 20/s"
+    )
     print(
         f"bare httpx loop ceiling (one loop, back to back): {ceiling['per_second']:.1f} samples/s "
         f"({4 * ceiling['per_second']:.0f} GETs/s); GET latency p50 {ceiling['p50']:.1f} / p95 {ceiling['p95']:.1f} ms"
-    )
-    rates = [s["achieved_per_second"] for s in summaries]
-    print(
-        f"monitor rate spread across territories: {max(rates) - min(rates):.2f}/s (median {statistics.median(rates)})"
     )
 
 

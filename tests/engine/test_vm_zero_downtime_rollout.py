@@ -118,9 +118,12 @@ def test_a_blipping_cutover_is_final(race):
     final = [
         e.to_json()
         for e in match.events
-        if e.kind == "milestone_failed" and e.to_json()["territory"] == "rollout-two" and not e.to_json()["retryable"]
+        if e.kind == "milestone_failed"
+        and e.to_json()["territory"] == "rollout-two"
+        and e.to_json()["detail"].endswith(BLIP_END)
     ]
-    assert len(final) == 1 and final[0]["evidence"]["continuity"]["first_failure"]["seen"].startswith("status 502")
+    assert len(final) == 1 and not final[0]["retryable"]  # final: never evaluated again
+    assert final[0]["evidence"]["continuity"]["first_failure"]["seen"].startswith("status 502")
 
 
 def test_v2_by_hand_stops_at_the_ssh_step(race):

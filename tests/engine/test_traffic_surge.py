@@ -188,3 +188,20 @@ async def test_state_under_run_passes_the_restart_and_fails_the_reboot(guest):
     assert outcome.verdict == "failed" and outcome.detail == (
         f"priority state or traffic service did not survive reboot: GET /priority/{record} returned 404, expected 200"
     )
+
+
+async def test_a_wrong_optional_body_is_named_literally(guest):
+    """Bytes from the guest reach a detail bounded (60 characters) and escaped, never as control sequences."""
+    app = guest.path("/opt/traffic-surge/app.py")
+    source = app.read_text().replace(
+        'time.sleep(0.45)\n            return self.answer(200, f"optional:{key}".encode())',
+        'return self.answer(200, b"optional:\\x1b[31m" + b"x" * 100000)',
+    )
+    assert source != app.read_text()
+    app.write_text(source)
+    assert guest.run("systemctl restart traffic-surge.service").returncode == 0
+    guest.wait_listening(8080)
+    outcome = await guest.verify("bounded-optional")
+    assert outcome.verdict == "failed" and outcome.detail == (
+        'optional request 1 was served with body "optional:\\u001b[31m' + "x" * 46 + '" instead of optional:bounded-1'
+    )

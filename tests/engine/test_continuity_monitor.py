@@ -174,6 +174,8 @@ class _Service:
         self.version = "v1"
         self.down = False
         self.delay = 0.0
+        self.health = b"ready"
+        self.drip = False
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -183,13 +185,22 @@ class _Service:
             def do_GET(self):
                 if service.delay:
                     time.sleep(service.delay)
+                if service.drip and self.path == "/health":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "100")
+                    self.end_headers()
+                    for _ in range(100):  # a byte every 0.3 s: each read is quick, the whole answer is not
+                        self.wfile.write(b"r")
+                        self.wfile.flush()
+                        time.sleep(0.3)
+                    return
                 bodies = {
-                    "/health": "ready",
+                    "/health": service.health.decode("latin-1"),
                     "/version": service.version,
                     "/records/customer-alpha-73c": "alpha-original",
                     "/records/customer-beta-a19": "beta-original",
                 }
-                status, body = (502, b"") if service.down else (200, bodies.get(self.path, "").encode())
+                status, body = (502, b"") if service.down else (200, bodies.get(self.path, "").encode("latin-1"))
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
@@ -239,6 +250,26 @@ async def test_a_blip_during_the_cutover_is_caught_and_judged_final(service):
     assert judged.summary.achieved_per_second > 5 and judged.summary.ended == "judged"
     again = await settle_and_judge(spec, monitor, clock)  # a retry judges the stopped monitor as it stood
     assert again.verdict == judged.verdict and again.summary == judged.summary
+
+
+async def test_a_hostile_body_is_bounded_and_shown_literally_and_a_drip_times_out(service):
+    spec, clock = continuity(max_samples=2), _clock()
+    service.health = b"\x1b]0;owned\x07\x1b[2J" + b"A" * 1_000_000
+    monitor = RunningMonitor(spec, service.url, clock, LoopLagMeter())
+    monitor.start()
+    while monitor.running:
+        await asyncio.sleep(0.05)
+    first = monitor.summary().first_failure
+    assert first.path == "/health" and "\x1b" not in first.seen and len(first.seen) <= 120
+    assert first.seen.startswith("status 200, body ")
+    service.health, service.drip = b"ready", True
+    monitor = RunningMonitor(continuity(max_samples=1), service.url, clock, LoopLagMeter())
+    began = time.monotonic()
+    monitor.start()
+    while monitor.running:
+        await asyncio.sleep(0.05)
+    assert time.monotonic() - began < 3  # the whole check within its 1 s, not 100 reads of 0.3 s
+    assert monitor.summary().first_failure.seen == "no answer within 1000 ms"
 
 
 async def test_a_clean_cutover_passes_and_the_wait_is_bounded(service):

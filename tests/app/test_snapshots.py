@@ -57,7 +57,7 @@ def test_narrow_end_of_match(snap_compare):
 def test_event_inspector(snap_compare):
     async def run_before(pilot) -> None:
         await seek_to(20_000)(pilot)
-        pilot.app.screen.query_one("EventList DataTable").focus()
+        pilot.app.screen.query_one("EventTable").focus()
         await pilot.press("enter")
 
     assert snap_compare(replay_app(HARNESS), terminal_size=WIDE, run_before=run_before)

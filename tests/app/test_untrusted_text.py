@@ -46,7 +46,7 @@ async def test_every_replay_screen_shows_hostile_text_literally(match):
         events.set_filter(events.event_filter.__class__(territory=TERRITORY))
         await pilot.pause()
         table = events.table
-        row = next(i for i, key in enumerate(table.rows) if "[/]" in str(table.get_row_at(i)[1]))
+        row = next(i for i in range(table.row_count) if "[/]" in str(table.get_row_at(i)[1]))
         table.focus()
         table.move_cursor(row=row, animate=False)
         await pilot.pause()

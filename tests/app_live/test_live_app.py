@@ -132,7 +132,7 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
         await pilot.press("r")
         await until(pilot, lambda: "match_resumed" in kinds(app))
         assert [m.kind for m in screen.session.markers].count("operator") == 2
-        rows = table_text(screen.query_one("EventList DataTable"))
+        rows = table_text(screen.query_one("EventTable"))
         assert "match_paused" in rows and "match_resumed" in rows
 
 

@@ -1,23 +1,24 @@
 """The event list under the scrubber: the events up to the cursor, filtered, stalls collapsed.
 
-The table shows the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands, in
-`WINDOW` fixed slots: a step rewrites the cells of the slots whose row changed, and rows are added or
-removed only while fewer than `WINDOW` are visible (the very start of a match). Textual lays the whole
-screen out again whenever a table's size changes or a row is removed, and that layout pass was most of
-a frame; for the same reason the summary column is as wide as the view, set on resize, not grown by
-its cells. A row's cells are computed once while it stays in the window (a stall row's as it grows).
+The table shows the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands,
+drawn line by line (`EventTable`: a step builds the line of the row it added). The columns have fixed
+widths and the summary takes what the view leaves, set on resize, so scrubbing never changes the
+table's size (that would lay the whole screen out again). A row's cells are computed once while it
+stays in the window (a stall row's as it grows).
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from aoe_tui.app.view.event_rows import EventFilter, EventRow, EventRows
+from aoe_tui.app.widgets.event_table import CELL_PADDING, EventTable
+from aoe_tui.app.widgets.literal import literal
 from aoe_tui.store.timeline import TimelineIndex
-from aoe_tui.app.widgets.literal import LiteralTable, literal
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 WINDOW = 60  # rows kept before the cursor: a few screens to scroll back through
@@ -39,23 +40,31 @@ class EventList(Vertical):
         self.timeline = timeline
         self.rows = rows
         self.position = -1
-        self._shown: list[EventRow] = []  # the row in each slot
-        self._slot_cells: list[tuple[str, ...]] = []  # what each slot shows
+        self._shown: list[EventRow] = []  # the window's rows, in order
         self._cells: dict[str, tuple[str, ...]] = {}  # the window's rows' cells, by row key
+        self._table = EventTable(self._widths(SUMMARY_MIN_WIDTH))
 
     def compose(self) -> ComposeResult:
         yield Static(classes="filter-line")
-        table = LiteralTable(cursor_type="row", zebra_stripes=True)
-        for column, width in COLUMNS.items():
-            table.add_column(column, key=column, width=width)
-        yield table
+        yield Static(self._header(SUMMARY_MIN_WIDTH), classes="event-header")
+        yield self._table
 
     def on_mount(self) -> None:
         self._show_filter()
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one(DataTable)
+    def table(self) -> EventTable:
+        return self._table
+
+    @staticmethod
+    def _widths(summary_width: int) -> list[int]:
+        return [width or summary_width for width in COLUMNS.values()]
+
+    def _header(self, summary_width: int) -> Content:
+        pad = " " * CELL_PADDING
+        return Content(
+            "".join(f"{pad}{name:<{width}}{pad}" for name, width in zip(COLUMNS, self._widths(summary_width)))
+        ).stylize("bold")
 
     @property
     def event_filter(self) -> EventFilter:
@@ -79,51 +88,30 @@ class EventList(Vertical):
         self.query_one(".filter-line", Static).update(literal(shown))
 
     def on_resize(self) -> None:
-        """The summary column takes the width the fixed columns leave (re-added, so the slots are refilled)."""
-        table = self.table
-        fixed = sum(width for width in COLUMNS.values() if width) + 2 * table.cell_padding * len(COLUMNS)
+        """The summary column takes the width the fixed columns leave."""
+        fixed = sum(width for width in COLUMNS.values() if width) + 2 * CELL_PADDING * len(COLUMNS)
         width = max(self.size.width - fixed - SCROLLBAR_WIDTH, SUMMARY_MIN_WIDTH)
-        if table.columns["summary"].width == width and not table.columns["summary"].auto_width:
-            return
-        table.clear()
-        table.remove_column("summary")
-        table.add_column("summary", key="summary", width=width)
-        self._shown, self._slot_cells = [], []
-        self.sync(self.position)
+        self.query_one(".event-header", Static).update(self._header(width))
+        self._table.set_widths(self._widths(width))
 
     def sync(self, position: int) -> None:
         self.position = position
-        table = self.table
         count = self.rows.visible_count(position)
-        window = list(self.rows[max(count - WINDOW, 0) : count])
+        first = max(count - WINDOW, 0)
+        window = list(self.rows[first:count])
         cells = {row.key: self._row_cells(row, position) for row in window}
-        while len(self._slot_cells) > len(window):
-            self._slot_cells.pop()
-            table.remove_row(slot_key(len(self._slot_cells)))
-        for slot, row in enumerate(window):
-            if slot == len(self._slot_cells):
-                table.add_row(*cells[row.key], key=slot_key(slot))
-                self._slot_cells.append(cells[row.key])
-            elif self._slot_cells[slot] != cells[row.key]:
-                for column, old, new in zip(COLUMNS, self._slot_cells[slot], cells[row.key]):
-                    if old != new:
-                        table.update_cell(slot_key(slot), column, new)
-                self._slot_cells[slot] = cells[row.key]
         self._shown, self._cells = window, cells
-        if window and table.cursor_row != len(window) - 1:
-            table.move_cursor(row=len(window) - 1, animate=False)
+        self._table.set_rows([cells[row.key] for row in window], range(first, count))
+        if window:
+            self._table.move_cursor(row=len(window) - 1)
 
     def _row_cells(self, row: EventRow, position: int) -> tuple[str, ...]:
         """A row's cells, computed once while it stays in the window; a stall row's each time (it grows)."""
         known = self._cells.get(row.key)
         return known if known is not None and not row.is_stall else self.rows.cells(row, position)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_event_table_selected(self, event: EventTable.Selected) -> None:
         event.stop()
         if 0 <= event.cursor_row < len(self._shown):
             row = self._shown[event.cursor_row]
             self.post_message(self.Inspect(row.positions[: row.count_at(self.position)]))
-
-
-def slot_key(slot: int) -> str:
-    return f"slot-{slot}"

@@ -165,7 +165,8 @@ async def test_the_oracle_passes_every_milestone_with_the_published_evidence(gue
 
 async def test_a_serial_server_with_a_shorter_sleep_stops_at_priority_first_surge(guest):
     guest.play(PLANS["surge-serial"])
-    assert "time.sleep(0.3)" in guest.path("/opt/traffic-surge/app.py").read_text()
+    app = guest.path("/opt/traffic-surge/app.py").read_text()
+    assert "time.sleep(0.3)" in app and "    HTTPServer.request_queue_size = 64\n    HTTPServer((" in app
     assert (await guest.verify("baseline-ready")).passed
     outcome = await guest.verify("priority-first-surge")
     assert outcome.verdict == "failed" and TIMED_OUT.fullmatch(outcome.detail), outcome.detail

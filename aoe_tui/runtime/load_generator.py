@@ -22,8 +22,11 @@ every failure is worded as curl words it, with status "000", so the details
 a player sees match the original arena's (`curl: (28) Operation timed out
 after 1500 milliseconds with 0 bytes received`). Every request gets its own
 connection (as N curl processes would), no proxy, no redirect, no
-environment. Each result says when its request really went out (its headers
-sent, from httpcore's trace), so the burst's start spread is evidence too.
+environment. Each result says when its request really went out (its bytes
+written), so the burst's start spread is evidence too. HTTP/1.1 is spoken by
+h11 (httpx's own protocol engine) over asyncio streams: httpx cannot open a
+connection without sending on it, and a burst must be connected before it is
+released (see LoadGenerator).
 """
 
 from __future__ import annotations
@@ -37,12 +40,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import anyio._backends._asyncio  # noqa: F401  (imported by httpcore at the first connection: not in a burst)
-import h11  # noqa: F401
-import httpx
+import h11
 
 BODY_LIMIT = 64 * 1024
 """Bytes of a body ever read (as the shell helpers' `body`): a guest may answer without end."""
+MAX_HEAD_BYTES = 16 * 1024
+"""A status line and headers longer than this are a weird reply, not a reason to read on."""
+CONNECT_SECONDS = 10.0
+"""How long a burst's connections may take to open before the burst is released."""
+_READ_CHUNK = 64 * 1024
 MAX_COUNT = 256
 MAX_REQUESTS = 64
 MAX_TIMEOUT_SECONDS = 60.0
@@ -167,90 +173,100 @@ def literal(data: bytes) -> str:
     return data.decode("utf-8", errors="backslashreplace")
 
 
-def _curl_error(error: BaseException, base: httpx.URL, elapsed_ms: float, received: int) -> str:
+def _curl_error(error: BaseException, host: str, port: int, elapsed_ms: float, received: int, connecting: bool) -> str:
     """A failure worded as curl 7.88 words it on stderr (the original arena's details were curl's)."""
-    if isinstance(error, TimeoutError | httpx.TimeoutException):
+    if isinstance(error, TimeoutError):
         return f"curl: (28) Operation timed out after {int(elapsed_ms)} milliseconds with {received} bytes received"
-    if isinstance(error, httpx.ConnectError):
+    if connecting:
         return (
-            f"curl: (7) Failed to connect to {base.host} port {base.port} after {int(elapsed_ms)} ms: "
-            "Couldn't connect to server"
+            f"curl: (7) Failed to connect to {host} port {port} after {int(elapsed_ms)} ms: Couldn't connect to server"
         )
-    if isinstance(error, httpx.RemoteProtocolError) and "without sending" in str(error):
+    if isinstance(error, _EmptyReply):
         return "curl: (52) Empty reply from server"
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, OSError) and cause.errno == errno.ECONNRESET:
-            return "curl: (56) Recv failure: Connection reset by peer"
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(error, httpx.ReadError | httpx.WriteError):
+    if isinstance(error, h11.ProtocolError):
+        return "curl: (8) Weird server reply"
+    if isinstance(error, OSError) and error.errno in (errno.ECONNRESET, errno.EPIPE):
         return "curl: (56) Recv failure: Connection reset by peer"
     return f"curl: (56) {type(error).__name__}: {str(error)[:200]}"
 
 
+class _EmptyReply(Exception):
+    """The server closed the connection without a status line."""
+
+
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
 class LoadGenerator:
-    """One plan against one base URL; times are milliseconds from the plan's start (`time.perf_counter`)."""
+    """One plan against one base URL; times are milliseconds from the release (`time.perf_counter`).
+
+    A burst's connections (and the first request's after it) are opened before anything is sent, then
+    all its requests go out in one loop turn: the guest's port is forwarded by QEMU, whose listen queue
+    is 1 deep (libslirp), so N connections opened at once lose SYNs that the kernel retries a second
+    later, and a burst made that way is not one. A request's timeout then counts from its release;
+    every other request (streams, later requests) connects in its own time, as curl would.
+    """
 
     def __init__(self, base_url: str) -> None:
-        self.base = httpx.URL(base_url)
-        if self.base.scheme != "http" or not self.base.host:
+        parts = urlsplit(base_url)
+        if parts.scheme != "http" or not parts.hostname or parts.path not in ("", "/"):
             raise PlanError(f"base URL must be http://HOST:PORT, not {base_url!r}")
-        self._origin = 0.0
+        self.host, self.port = parts.hostname, parts.port or 80
+        self._origin = time.perf_counter()
 
     def _now_ms(self) -> float:
         return (time.perf_counter() - self._origin) * 1000
 
     async def run(self, plan: Plan) -> Report:
         report = Report()
-        count = (plan.load.count if plan.load else 0) + 1
-        limits = httpx.Limits(max_connections=count + 4, max_keepalive_connections=0)
-        headers = {"Accept-Encoding": "identity", "User-Agent": "aoe-load-generator"}
-        # verify=False: plain HTTP only (the base URL is checked), and loading the CA bundle costs ~0.1 s a client.
-        async with httpx.AsyncClient(
-            base_url=self.base,
-            limits=limits,
-            trust_env=False,
-            follow_redirects=False,
-            headers=headers,
-            timeout=None,
-            verify=False,
-        ) as client:
-            self._origin = time.perf_counter()
-            load_task = asyncio.ensure_future(self._load(client, plan.load, report)) if plan.load else None
-            try:
-                if plan.requests:
-                    await asyncio.sleep(plan.after)
-                    await self._sequence(client, plan.requests, report.requests)
-                if load_task is not None and plan.wait_for_load:
-                    await load_task
-            finally:
-                if load_task is not None and not load_task.done():
-                    load_task.cancel()
-                    await asyncio.gather(load_task, return_exceptions=True)
+        opened: list[Connection | BaseException] = []
+        first: Connection | BaseException | None = None
+        if plan.load is not None and plan.load.mode == "burst":
+            wanted = plan.load.count + (1 if plan.requests else 0)
+            opened = list(await asyncio.gather(*(self._open(CONNECT_SECONDS) for _ in range(wanted))))
+            if plan.requests:
+                first = opened.pop()
+        self._origin = time.perf_counter()
+        load_task = asyncio.ensure_future(self._load(plan.load, opened, report)) if plan.load else None
+        try:
+            if plan.requests:
+                await asyncio.sleep(plan.after)
+                await self._sequence(plan.requests, first, report.requests)
+            if load_task is not None and plan.wait_for_load:
+                await load_task
+        finally:
+            if load_task is not None and not load_task.done():
+                load_task.cancel()
+                await asyncio.gather(load_task, return_exceptions=True)
+            for connection in [*opened, first]:
+                if isinstance(connection, tuple):
+                    connection[1].close()
         sent = [r.sent_ms if r.sent_ms is not None else r.started_ms for r in report.load]
         if plan.load is not None and plan.load.mode == "burst" and sent:
             report.start_spread_ms = round(max(sent) - min(sent), 3)
         return report
 
-    async def _load(self, client: httpx.AsyncClient, load: Load, report: Report) -> None:
+    async def _open(self, timeout: float) -> Connection | BaseException:
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.open_connection(self.host, self.port, limit=_READ_CHUNK * 2)
+        except (OSError, TimeoutError) as error:
+            return error
+
+    async def _load(self, load: Load, opened: list[Connection | BaseException], report: Report) -> None:
         requests = load.requests()
         results = [Result(i, r.method, r.path) for i, r in enumerate(requests, 1)]
         report.load = results  # filled in place: a load dropped half way still shows what started
         if load.mode == "stream":
             for request, result in zip(requests, results):
                 report.load_started += 1
-                await self._send(client, request, result)
+                await self._send(request, result)
             return
-        gate = asyncio.Event()
-
-        async def one(request: Request, result: Result) -> None:
-            await gate.wait()
-            report.load_started += 1
-            await self._send(client, request, result)
-
-        tasks = [asyncio.ensure_future(one(r, res)) for r, res in zip(requests, results)]
-        await asyncio.sleep(0)  # every task is parked on the gate: they all leave it in the same loop turn
-        gate.set()
+        tasks = [
+            asyncio.ensure_future(self._send(r, res, connection))
+            for r, res, connection in zip(requests, results, opened)
+        ]
+        report.load_started = len(tasks)  # created in one go: each writes its request at its first step
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -258,52 +274,84 @@ class LoadGenerator:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _sequence(self, client: httpx.AsyncClient, requests: tuple[Request, ...], out: list[Result]) -> None:
+    async def _sequence(
+        self, requests: tuple[Request, ...], first: Connection | BaseException | None, out: list[Result]
+    ) -> None:
         for i, request in enumerate(requests, 1):
             result = Result(i, request.method, request.path)
             out.append(result)
-            await self._send(client, request, result)
+            await self._send(request, result, first if i == 1 else None)
             if request.expect and not (result.status.isdigit() and int(result.status) in request.expect):
                 return
 
-    async def _send(self, client: httpx.AsyncClient, request: Request, result: Result) -> None:
+    async def _send(
+        self, request: Request, result: Result, connection: Connection | BaseException | None = None
+    ) -> None:
+        """One request on its own connection (opened here unless given), its answer bounded, into `result`."""
         result.started_ms = round(self._now_ms(), 3)
-        received = 0
-
-        async def trace(name: str, info: dict) -> None:
-            if name == "http11.send_request_headers.complete" and result.sent_ms is None:
-                result.sent_ms = round(self._now_ms(), 3)
-
-        headers = {"Content-Type": "application/octet-stream"} if request.body is not None else {}
         chunks: list[bytes] = []
+        received = 0
+        connecting = connection is None or isinstance(connection, BaseException)
+        writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(request.timeout):
-                built = client.build_request(
-                    request.method, request.path, content=request.body, headers=headers, extensions={"trace": trace}
-                )
-                response = await client.send(built, stream=True)
-                try:
-                    status = str(response.status_code)
-                    async for chunk in response.aiter_raw():
+                if connection is None:
+                    connection = await asyncio.open_connection(self.host, self.port, limit=_READ_CHUNK * 2)
+                if isinstance(connection, BaseException):
+                    raise connection
+                reader, writer = connection
+                connecting = False
+                protocol = h11.Connection(our_role=h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+                writer.write(self._request_bytes(protocol, request))
+                await writer.drain()
+                result.sent_ms = round(self._now_ms(), 3)
+                status = None
+                while True:
+                    event = protocol.next_event()
+                    if event is h11.NEED_DATA:
+                        data = await reader.read(_READ_CHUNK)
+                        if not data and status is None:
+                            raise _EmptyReply()
+                        protocol.receive_data(data)
+                    elif isinstance(event, h11.Response):
+                        status = str(event.status_code)
+                    elif isinstance(event, h11.Data):
                         room = BODY_LIMIT - received
-                        chunks.append(chunk[:room])
-                        received += len(chunk[:room])
-                        if len(chunk) > room:
+                        chunks.append(bytes(event.data[:room]))
+                        received += min(len(event.data), room)
+                        if len(event.data) > room:
                             result.truncated = True
                             break
-                finally:
-                    await response.aclose()
-                result.status = status
+                    elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                        break
+                result.status = status or NO_STATUS
         except asyncio.CancelledError:
             result.error = DROPPED
             raise
         except Exception as error:  # noqa: BLE001  (whatever the guest does is a result, never a crash)
             result.status = NO_STATUS
-            result.error = _curl_error(error, self.base, self._now_ms() - result.started_ms, received)
+            elapsed = self._now_ms() - result.started_ms
+            result.error = _curl_error(error, self.host, self.port, elapsed, received, connecting)
         finally:
+            if writer is not None:
+                writer.close()
             result.elapsed_ms = round(self._now_ms() - result.started_ms, 3)
             body = b"".join(chunks)
             result.body, result.body_bytes = literal(body), len(body)
+
+    def _request_bytes(self, protocol: h11.Connection, request: Request) -> bytes:
+        headers = [
+            ("Host", f"{self.host}:{self.port}"),
+            ("User-Agent", "aoe-load-generator"),
+            ("Accept", "*/*"),
+            ("Connection", "close"),
+        ]
+        if request.body is not None:
+            headers += [("Content-Type", "application/octet-stream"), ("Content-Length", str(len(request.body)))]
+        out = protocol.send(h11.Request(method=request.method, target=request.path, headers=headers)) or b""
+        if request.body:
+            out += protocol.send(h11.Data(data=request.body)) or b""
+        return out + (protocol.send(h11.EndOfMessage()) or b"")
 
 
 def run_plan(base_url: str, plan: Plan) -> Report:

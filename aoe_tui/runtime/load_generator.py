@@ -175,6 +175,8 @@ def literal(data: bytes) -> str:
 
 def _curl_error(error: BaseException, host: str, port: int, elapsed_ms: float, received: int, connecting: bool) -> str:
     """A failure worded as curl 7.88 words it on stderr (the original arena's details were curl's)."""
+    if isinstance(error, _ConnectTimeout):
+        return f"curl: (28) Failed to connect to {host} port {port} after {int(CONNECT_SECONDS * 1000)} ms: Timeout was reached"
     if isinstance(error, TimeoutError):
         return f"curl: (28) Operation timed out after {int(elapsed_ms)} milliseconds with {received} bytes received"
     if connecting:
@@ -188,6 +190,10 @@ def _curl_error(error: BaseException, host: str, port: int, elapsed_ms: float, r
     if isinstance(error, OSError) and error.errno in (errno.ECONNRESET, errno.EPIPE):
         return "curl: (56) Recv failure: Connection reset by peer"
     return f"curl: (56) {type(error).__name__}: {str(error)[:200]}"
+
+
+class _ConnectTimeout(Exception):
+    """A burst's connection did not open within CONNECT_SECONDS (before the burst was released)."""
 
 
 class _EmptyReply(Exception):
@@ -297,6 +303,8 @@ class LoadGenerator:
             async with asyncio.timeout(request.timeout):
                 if connection is None:
                     connection = await asyncio.open_connection(self.host, self.port, limit=_READ_CHUNK * 2)
+                if isinstance(connection, TimeoutError):  # the burst's connection never opened
+                    raise _ConnectTimeout()
                 if isinstance(connection, BaseException):
                     raise connection
                 reader, writer = connection

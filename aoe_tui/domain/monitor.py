@@ -7,9 +7,12 @@ in the monitor's stop event. `judge` is a pure function of that summary, so a re
 reaches exactly the live verdict (one owner of the rules: this module).
 
 Fairness: every territory's monitor runs the same schedule; each sample records how late it started against
-its slot and how long the referee waited for each answer. A check that timed out while the referee's own
-event loop lagged by `LAG_EXCUSE_MS` or more is the host's load, not the player's outage: it is counted as
-`excused`, never as a failure, and the summary says the host was loaded.
+its slot and how long the referee waited for each answer. A check that timed out while the host was
+overloaded is the host's load, not the player's outage: it is counted as `excused`, never as a failure, and
+the summary says the host was loaded. Overloaded means the referee's own event loop lagged by
+`LAG_EXCUSE_MS` or more while it waited, or another territory's check timed out at the same moment (a stall
+of the whole host: three TCG guests share two cores). Only timeouts are ever excused: a wrong body, a 502
+or a refused connection is the service's own answer.
 """
 
 from __future__ import annotations
@@ -143,11 +146,13 @@ class CheckResult:
     latency_ms: float
     timed_out: bool = False
     loop_lag_ms: float = 0.0  # the most the referee's event loop lagged while it waited for this answer
+    host_stall: bool = False  # another territory's check timed out at the same moment
+    began: float = 0.0  # monotonic, when the referee sent it (to match it with other territories' timeouts)
 
 
 def is_excused(check: CheckResult) -> bool:
     """The loaded-host rule: a timeout while the referee itself lagged is not the player's failure."""
-    return not check.ok and check.timed_out and check.loop_lag_ms >= LAG_EXCUSE_MS
+    return not check.ok and check.timed_out and (check.loop_lag_ms >= LAG_EXCUSE_MS or check.host_stall)
 
 
 @dataclass
@@ -195,7 +200,10 @@ class MonitorTally:
                 self.failures += 1
                 self.first_failure = self.first_failure or seen
         for flag in flags:
-            self.flags.setdefault(flag, at_ms)
+            self.raise_flag(flag, at_ms)
+
+    def raise_flag(self, flag: str, at_ms: int) -> None:
+        self.flags.setdefault(flag, at_ms)
 
     def end(self, reason: str, at_ms: int) -> None:
         """The monitor stopped (judged, cap, match_end) at `at_ms`: its rate is counted up to then."""
@@ -218,7 +226,8 @@ class MonitorTally:
             note = (
                 f"host loaded: samples started {late_p95} ms late (p95) against their {self.interval_ms} ms "
                 f"schedule, the referee's event loop lagged up to {worst_lag} ms; {self.excused} timed-out checks "
-                f"excused (the referee lagged {LAG_EXCUSE_MS} ms or more while waiting)"
+                f"excused (the referee lagged {LAG_EXCUSE_MS} ms or more while waiting, or another territory's check "
+                "timed out at the same moment)"
             )
         return MonitorSummary(
             monitor=self.monitor,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,10 @@ from aoe_tui.engine.clock import MatchClock
 BODY_LIMIT = 4096
 LAG_TICK_SECONDS = 0.02
 LAG_READINGS = 2048  # ~40 s of 20 ms readings
+# Timeouts of two territories whose waits come this close count as one stall of the host; a sample with a
+# timeout is folded only once the others had this long to report theirs.
+STALL_MARGIN_SECONDS = 0.5
+RESOLVE_SECONDS = 2.0
 PAUSED_DETAIL = "the match was paused while the monitor was awaited; judged again after the pause"
 
 
@@ -40,6 +45,7 @@ class LoopLagMeter:
         self._expected: float | None = None
         self._task: asyncio.Task | None = None
         self._users = 0
+        self.timeouts: collections.deque[tuple[int, float, float]] = collections.deque(maxlen=LAG_READINGS)
 
     def start(self) -> None:
         self._users += 1
@@ -60,6 +66,17 @@ class LoopLagMeter:
             await asyncio.sleep(self.tick)
             woke = time.monotonic()
             self.readings.append((woke, max((woke - self._expected) * 1000, 0.0)))
+
+    def note_timeout(self, owner: int, began: float, ended: float) -> None:
+        """A check of monitor `owner` waited from `began` to `ended` (monotonic) and got no answer."""
+        self.timeouts.append((owner, began, ended))
+
+    def others_timed_out(self, owner: int, began: float, ended: float) -> bool:
+        """Whether another monitor's check timed out while this one waited (within STALL_MARGIN_SECONDS)."""
+        return any(
+            other != owner and start <= ended + STALL_MARGIN_SECONDS and began - STALL_MARGIN_SECONDS <= end
+            for other, start, end in self.timeouts
+        )
 
     def worst_since(self, since: float) -> float:
         """The largest lag (ms) noted since `since` (monotonic), including a sleep that is overdue right now."""
@@ -91,6 +108,14 @@ class RunningMonitor:
             monitor=spec.id, started_ms=clock.elapsed_ms(), interval_ms=spec.interval_ms, max_samples=spec.max_samples
         )
         self._task: asyncio.Task | None = None
+        # Samples with a timed-out check wait RESOLVE_SECONDS before they are folded, so the other monitors
+        # can report a timeout of the same moment (a host stall); folded in order, so the first failure stays first.
+        self._pending: collections.deque[_Sample] = collections.deque()
+
+    @property
+    def samples_taken(self) -> int:
+        """Samples taken so far, folded or still pending."""
+        return self.tally.samples + len(self._pending)
 
     @property
     def running(self) -> bool:
@@ -105,6 +130,7 @@ class RunningMonitor:
         if self._task is not None and not self._task.done():
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+            self._fold(force=True)
             self.tally.end(reason, self.clock.elapsed_ms())
             await self.lag.stop()
         return self.tally.summary()
@@ -122,7 +148,7 @@ class RunningMonitor:
             timeout=timeout, limits=limits, trust_env=False, transport=self.transport, verify=False
         ) as client:
             slot = time.monotonic()
-            while not self.tally.full:
+            while self.samples_taken < self.spec.max_samples:
                 now = time.monotonic()
                 if now < slot:
                     await asyncio.sleep(slot - now)
@@ -134,18 +160,35 @@ class RunningMonitor:
                 if self.clock.paused:
                     slot = time.monotonic() + interval  # the guests were suspended under this sample
                     continue
-                self.tally.add_sample(
-                    self.clock.elapsed_ms(),
-                    max(begun - slot, 0.0) * 1000,
-                    checks,
-                    flags,
-                    max(c.loop_lag_ms for c in checks),
-                )
+                at_ms = self.clock.elapsed_ms()
+                for flag in flags:
+                    self.tally.raise_flag(flag, at_ms)  # at once: the judge is waiting for it
+                self._pending.append(_Sample(time.monotonic(), at_ms, max(begun - slot, 0.0) * 1000, checks))
+                self._fold()
                 slot = max(slot + interval, time.monotonic())
+        self._fold(force=True)
         self.tally.end("cap", self.clock.elapsed_ms())
         await self.lag.stop()
         if self.on_cap is not None:
             self.on_cap(self)
+
+    def _fold(self, force: bool = False) -> None:
+        """Fold the pending samples that are ready (no timeout, or the others had time to report theirs)."""
+        now = time.monotonic()
+        while self._pending:
+            sample = self._pending[0]
+            if not force and any(c.timed_out for c in sample.checks) and now - sample.done < RESOLVE_SECONDS:
+                return
+            self._pending.popleft()
+            checks = [
+                dataclasses.replace(
+                    c, host_stall=self.lag.others_timed_out(id(self), c.began, c.began + c.latency_ms / 1000)
+                )
+                if c.timed_out
+                else c
+                for c in sample.checks
+            ]
+            self.tally.add_sample(sample.at_ms, sample.late_ms, checks, [], max(c.loop_lag_ms for c in checks))
 
     async def _sample(self, client: httpx.AsyncClient) -> tuple[list[CheckResult], list[str]]:
         checks, flags = [], []
@@ -175,6 +218,7 @@ class RunningMonitor:
             seen = text if ok else f"status {response.status_code}, body {text[:80]!r}"
         except (httpx.TimeoutException, TimeoutError):
             ok, timed_out, seen, text = False, True, f"no answer within {self.spec.timeout_ms} ms", ""
+            self.lag.note_timeout(id(self), begun, time.monotonic())
         except Exception as error:  # noqa: BLE001 - whatever a hostile answer raises is a failed check, not a dead monitor
             ok, seen = False, f"{type(error).__name__}: {error}"
         latency = (time.monotonic() - begun) * 1000
@@ -185,7 +229,16 @@ class RunningMonitor:
             latency_ms=latency,
             timed_out=timed_out,
             loop_lag_ms=self.lag.worst_since(begun),
+            began=begun,
         )
+
+
+@dataclass(frozen=True)
+class _Sample:
+    done: float  # monotonic, when its last check ended
+    at_ms: int
+    late_ms: float
+    checks: list[CheckResult]
 
 
 @dataclass(frozen=True)
@@ -212,8 +265,8 @@ async def settle_and_judge(spec: Monitor, monitor: RunningMonitor, clock: MatchC
                 return Judgement(MonitorVerdict(False, spec.never_flagged_detail), monitor.summary(), False)
             await asyncio.sleep(0.05)
         await asyncio.sleep(spec.settle_ms / 1000)
-        if monitor.tally.samples < spec.min_samples and monitor.running:
-            detail = spec.too_few_detail.format(samples=monitor.tally.samples)
+        if monitor.samples_taken < spec.min_samples and monitor.running:
+            detail = spec.too_few_detail.format(samples=monitor.samples_taken)
             return Judgement(MonitorVerdict(False, detail), monitor.summary(), False)
         summary = await monitor.stop("judged")
         return Judgement(judge(spec.rules(), summary), summary, True)

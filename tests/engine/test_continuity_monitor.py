@@ -348,6 +348,43 @@ async def test_the_same_timeout_with_a_referee_on_time_is_the_players(service):
     assert judge(continuity().rules(), summary).final
 
 
+async def _two_territories(first: _Service, second: _Service, both_hang: bool) -> list[MonitorSummary]:
+    """Two territories' monitors on one meter; the first service (and the second too, or not) hangs 1.5 s."""
+    spec, clock, lag = continuity(), _clock(), LoopLagMeter()
+    monitors = [RunningMonitor(spec, service.url, clock, lag) for service in (first, second)]
+    for monitor in monitors:
+        monitor.start()
+    await asyncio.sleep(0.3)
+    hung = (first, second) if both_hang else (first,)
+    for service in hung:
+        service.delay = 3.0
+    await asyncio.sleep(1.5)
+    for service in (first, second):
+        service.delay, service.version = 0, "v2"
+    return [(await settle_and_judge(spec, monitor, clock)).summary for monitor in monitors]
+
+
+async def test_timeouts_in_two_territories_at_once_are_a_host_stall(service):
+    other = _Service()
+    try:
+        summaries = await _two_territories(service, other, both_hang=True)
+    finally:
+        other.close()
+    for summary in summaries:
+        assert summary.excused >= 1 and summary.failures == 0, summary
+        assert summary.host_loaded and judge(continuity().rules(), summary).passed
+
+
+async def test_a_timeout_in_one_territory_alone_is_that_players(service):
+    other = _Service()
+    try:
+        hung, fine = await _two_territories(service, other, both_hang=False)
+    finally:
+        other.close()
+    assert hung.failures >= 1 and hung.excused == 0 and hung.first_failure.seen == "no answer within 1000 ms"
+    assert fine.failures == 0 and fine.excused == 0
+
+
 # -- per-territory scheduling at 250 ms ticks ------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ import asyncio
 import json
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -83,8 +84,16 @@ def _links() -> set[str]:
 
 
 def _qemu_arena_netdevs() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
-    return [arg for line in out.splitlines() if "qemu-system" in line for arg in line.split() if "id=a0" in arg]
+    """The arena NIC's netdev argument of every running QEMU, read whole from /proc (ps cuts long lines)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and b"qemu-system" in argv[0]:
+            found += [a.decode() for a in argv if a.startswith(b"dgram,id=a0") or b"id=a0," in a]
+    return found
 
 
 def _test_manifest() -> Manifest:
@@ -144,9 +153,7 @@ def test_the_attacker_really_eliminates_the_careless_courier_over_the_segment(co
     ]
     assert courier[2].elapsed_ms - courier[1].elapsed_ms >= WINDOW_SECONDS * 1000
     eliminated = [e for e in events if e.kind == "territory_eliminated"]
-    assert [(e.territory, e.source, e.detail) for e in eliminated][:1] == [
-        ("courier", "player", "recovery window expired")
-    ]
+    assert ("courier", "player", "recovery window expired") in [(e.territory, e.source, e.detail) for e in eliminated]
     down = [e for e in events if e.kind == "health_observed" and e.territory == "courier" and not e.healthy]
     assert down and down[0].detail == "queue unavailable" and down[0].status == 503
     trace = (output / "agents" / "gatekeeper-agent" / "tool_trace.jsonl").read_text()

@@ -3,14 +3,20 @@
 gatekeeper (127.0.0.1:9000 behind nginx :8080): healthy iff the trimmed route file is `checkout`, else
 502 `bad route`; GET/PUT /routes/checkout read and write that file (PUT -> 202) for anyone nginx lets in.
 archivist (:8080): reads empire_state.status via psql as `arena` (2 s): `archivist:ok` -> 200, psql
-failing -> 503 `database unavailable`, any other value -> 503 with the value.
+failing -> 503 `database unavailable`, any other value -> 503 with the value. One psql session is kept
+open and asked once per probe (a new psql process and backend per probe took over 2 s on a loaded TCG
+guest); a session that errs, ends or answers late is replaced, so a lock held on the table still times
+the probe out (the archivist's lock-contention weakness stays).
 courier (:8080): reads empire:alive from Redis: `courier` -> 200 `courier:ok`, else 503 `queue unavailable`.
 """
 
 import os
+import select
 import socket
 import subprocess
 import sys
+import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROUTE = "/var/lib/gatekeeper/route"
@@ -26,18 +32,55 @@ def gatekeeper_health():
     return (200, "gatekeeper:ok") if route == "checkout" else (502, "bad route")
 
 
-def archivist_health():
-    try:
-        out = subprocess.run(
-            ["psql", "-h", "127.0.0.1", "-U", "arena", "-d", "empire", "-qtAX", "-c",
-             "select value from empire_state where key = 'status'"],
-            capture_output=True, text=True, timeout=2,
+SENTINEL = "aoe-end-of-answer"
+_PSQL = {"process": None}
+_PSQL_LOCK = threading.Lock()
+
+
+def _psql():
+    process = _PSQL["process"]
+    if process is None or process.poll() is not None:
+        process = _PSQL["process"] = subprocess.Popen(
+            ["psql", "-h", "127.0.0.1", "-U", "arena", "-d", "empire", "-qtAX", "-v", "ON_ERROR_STOP=0"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    return process
+
+
+def _drop_psql():
+    process, _PSQL["process"] = _PSQL["process"], None
+    if process is not None:
+        process.kill()
+        process.wait()
+
+
+def archivist_health():
+    with _PSQL_LOCK:
+        try:
+            process = _psql()
+            process.stdin.write(f"select value from empire_state where key = 'status';\nselect '{SENTINEL}';\n")
+            process.stdin.flush()
+            answer, deadline, fd = b"", time.monotonic() + 2, process.stdout.fileno()
+            while SENTINEL.encode() not in answer:
+                ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+                chunk = os.read(fd, 65536) if ready else b""
+                if not chunk or len(answer) > 65536:  # late, ended, or flooding
+                    _drop_psql()
+                    return 503, "database unavailable"
+                answer += chunk
+            lines = [l.strip() for l in answer.decode("utf-8", "replace").split(SENTINEL)[0].splitlines() if l.strip()]
+        except OSError:
+            _drop_psql()
+            return 503, "database unavailable"
+    if not lines or any(l.startswith(("ERROR", "FATAL", "psql:")) for l in lines):
+        _drop_psql()
         return 503, "database unavailable"
-    if out.returncode != 0:
-        return 503, "database unavailable"
-    value = out.stdout.strip()
+    value = lines[0]
     return (200, value) if value == "archivist:ok" else (503, value[:200])
 
 

@@ -42,6 +42,7 @@ LOST = re.compile(
     r"priority state or traffic service did not survive reboot: "
     r"GET /priority/restart-[0-9a-f]{16} returned 404, expected 200"
 )
+NOTHING_LISTENING = ("curl: (52) Empty reply from server", "curl: (56) Recv failure: Connection reset by peer")
 TERRITORIES = ("surge-one", "surge-two", "surge-three")
 
 
@@ -115,7 +116,9 @@ def test_a_serial_server_stops_at_priority_first_surge_with_curls_timeout(race):
     assert serial.milestones["baseline-ready"].passed and not serial.milestones["priority-first-surge"].passed
     assert serial.milestone_points == 5
     details = failure_details(match, "surge-two", "priority-first-surge")
-    assert details and all(TIMED_OUT.fullmatch(d) for d in details), details
+    # While the builder restarts its app nothing listens for a moment: the forward then closes the connection.
+    assert details and TIMED_OUT.fullmatch(details[-1]), details
+    assert all(TIMED_OUT.fullmatch(d) or d in NOTHING_LISTENING for d in details), details
 
 
 def test_state_under_run_survives_the_restart_not_the_reboot(race):

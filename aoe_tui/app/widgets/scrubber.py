@@ -46,6 +46,7 @@ class TimelineScrubber(Widget, can_focus=False):
         self.status = ""
         self._dragging = False
         self._columns: tuple[tuple[int, int, int, int], dict[int, str]] | None = None
+        self._marker_row: tuple[tuple[int, int, int, int], Content] | None = None
 
     def show(self, elapsed_ms: int, duration_ms: int, markers: list[Marker], status: str) -> None:
         changed = (elapsed_ms, duration_ms, status, len(markers)) != (
@@ -83,17 +84,25 @@ class TimelineScrubber(Widget, can_focus=False):
             self._columns = key, marks
         return self._columns[1]
 
+    def _markers_line(self, width: int) -> Content:
+        """The row of marker glyphs, assembled once per width, duration and marker list (not per frame)."""
+        key = (id(self.markers), len(self.markers), width, self.duration_ms)
+        if self._marker_row is None or self._marker_row[0] != key:
+            row: list[tuple[str, str]] = [(" ", "")] * width
+            for column, kind in self._marked_columns(width).items():
+                row[column] = MARKER_GLYPHS[kind]
+            self._marker_row = key, Content.assemble(*row)
+        return self._marker_row[1]
+
     def render(self) -> Content:
         width = max(self.content_region.width, 2)
-        marker_row = [(" ", "")] * width
-        for column, kind in self._marked_columns(width).items():
-            marker_row[column] = MARKER_GLYPHS[kind]
         cursor = self._column(self.elapsed_ms, width)
-        track = [("━", "$accent") if x < cursor else ("─", "$text-muted") for x in range(width)]
-        track[cursor] = ("●", "bold $accent")
+        track = Content.assemble(
+            ("━" * cursor, "$accent"), ("●", "bold $accent"), ("─" * (width - cursor - 1), "$text-muted")
+        )
         left = f"{format_clock(self.elapsed_ms)} / {format_clock(self.duration_ms)}"
         footer = left + self.status.rjust(max(width - len(left), 0))
-        return Content("\n").join([Content.assemble(*marker_row), Content.assemble(*track), Content(footer)])
+        return Content("\n").join([self._markers_line(width), track, Content(footer)])
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         self._dragging = True

@@ -27,6 +27,7 @@ OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_first_contact.py",  # 6 passed in 528 s
     "tests/engine/test_vm_job_queue.py",  # 5 passed in 290 s
     "tests/engine/test_vm_primary_failover.py",  # 6 passed in 264 s
+    "tests/engine/test_vm_traffic_surge.py",  # 5 passed in 438 s
     "tests/series/test_vm_series.py",  # 3 rounds, 770 s
 }
 SKIP_REASONS = {

@@ -20,7 +20,6 @@ def oracle_lines() -> list[str]:
 UNVERIFIED_VM_MODULES = {
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
-    "tests/engine/test_vm_traffic_surge.py",
     "tests/engine/test_vm_zero_downtime_rollout.py",
 }
 OUTSIDE_CI_BUDGET_VM_MODULES = {

@@ -75,12 +75,13 @@ def test_durable_events_are_synced_off_the_callers_thread_and_close_waits_for_it
 
 
 def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):
-    before = len(fsync_threads())
+    before = set(fsync_threads())  # another test's syncer may still be ending: only this writer's counts
     writer = EventLogWriter(tmp_path / "events.jsonl")
     writer.append(make_event("match_paused", 0, 0))
+    own = set(fsync_threads()) - before
     del writer
     gc.collect()
     deadline = time.monotonic() + 10
-    while len(fsync_threads()) > before and time.monotonic() < deadline:
+    while any(thread.is_alive() for thread in own) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(fsync_threads()) == before
+    assert not any(thread.is_alive() for thread in own)

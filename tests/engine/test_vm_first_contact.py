@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -32,14 +31,13 @@ import pytest
 from aoe_tui.domain import conquest as cq
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.reducer import reduce
-from aoe_tui.engine.libvirt_host import LibvirtProvider
-from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, replay_app, screen_text
 from tests.fixture_paths import PROJECT
+from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "first-contact" / "arena.toml"
@@ -120,23 +118,16 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict, targ
 
 @pytest.fixture(scope="module")
 def contact(tmp_path_factory):
-    subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
-    output = tmp_path_factory.mktemp("first-contact") / "contact-match"
-    provider = LibvirtProvider(base_port=BASE_PORT)
-    runner = MatchRunner(ARENA, output, provider, ProcessLauncher(), drain_seconds=10, manifest=_test_manifest())
     targets = [*_host_addresses(), "10.0.2.2", "10.0.2.3", "192.0.2.1", "1.1.1.1"]
     seen: dict = {"links_before": _links()}
-
-    async def play() -> float:
-        operator = asyncio.ensure_future(_operate(runner, runner.queue(), seen, targets))
-        started = time.monotonic()
-        try:
-            await asyncio.wait_for(runner.run(), 900)
-        finally:
-            operator.cancel()
-        return time.monotonic() - started
-
-    wall = asyncio.run(play())
+    output, wall = operated_race(
+        tmp_path_factory,
+        "contact",
+        ARENA,
+        BASE_PORT,
+        lambda runner, updates: _operate(runner, updates, seen, targets),
+        manifest=_test_manifest(),
+    )
     seen["links_after"] = _links()
     print(f"\nreal first-contact match: {wall:.0f} s wall")
     return output, load_match(output), seen, targets

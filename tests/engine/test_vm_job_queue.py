@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import time
 
 import pytest
 
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.fog import audit_one
-from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.provisioning import ArenaSetupFailed
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
@@ -31,6 +27,7 @@ from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
+from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "durable-job-queue" / "arena.toml"
@@ -71,21 +68,10 @@ async def _audit_detail(host, leak) -> str | None:
 
 @pytest.fixture(scope="module")
 def race(tmp_path_factory):
-    subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
-    output = tmp_path_factory.mktemp("queue-race") / "queue-match"
-    runner = MatchRunner(ARENA, output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=10)
     audit: dict = {}
-
-    async def play() -> float:
-        operator = asyncio.ensure_future(_operate(runner, runner.queue(), audit))
-        started = time.monotonic()
-        try:
-            await asyncio.wait_for(runner.run(), 900)
-        finally:
-            operator.cancel()
-        return time.monotonic() - started
-
-    wall = asyncio.run(play())
+    output, wall = operated_race(
+        tmp_path_factory, "queue", ARENA, BASE_PORT, lambda runner, updates: _operate(runner, updates, audit)
+    )
     print(f"\nreal durable-job-queue race: {wall:.0f} s wall")
     return output, load_match(output), audit
 

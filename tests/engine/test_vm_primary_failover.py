@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import time
 
 import pytest
 
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.domain.reducer import reduce
-from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
@@ -32,6 +28,7 @@ from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, rendered, replay_app
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
+from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "primary-failover" / "arena.toml"
@@ -64,21 +61,10 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict) -> N
 
 @pytest.fixture(scope="module")
 def race(tmp_path_factory):
-    subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
-    output = tmp_path_factory.mktemp("failover-race") / "failover-match"
-    runner = MatchRunner(ARENA, output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=10)
     seen: dict = {}
-
-    async def play() -> float:
-        operator = asyncio.ensure_future(_operate(runner, runner.queue(), seen))
-        started = time.monotonic()
-        try:
-            await asyncio.wait_for(runner.run(), 900)
-        finally:
-            operator.cancel()
-        return time.monotonic() - started
-
-    wall = asyncio.run(play())
+    output, wall = operated_race(
+        tmp_path_factory, "failover", ARENA, BASE_PORT, lambda runner, updates: _operate(runner, updates, seen)
+    )
     print(f"\nreal primary-failover race: {wall:.0f} s wall")
     return output, load_match(output), seen
 

@@ -57,6 +57,7 @@ class EventTable(ScrollView, can_focus=True):
         self.widths = list(widths)
         self._rows: list[tuple[str, ...]] = []
         self._places: list[int] = []  # each row's place in the whole list (its stripe)
+        self._cleaned: dict[tuple, tuple[str, ...]] = {}  # the rows shown, as given -> as drawn
         self._lines: LRUCache[tuple, Strip] = LRUCache(LINE_CACHE_SIZE)
 
     # -- what the list shows --------------------------------------------------------------------------
@@ -77,7 +78,9 @@ class EventTable(ScrollView, can_focus=True):
     def set_rows(self, rows: Sequence[Sequence[object]], places: Sequence[int]) -> None:
         """Show `rows` (cells, cleaned here), the first at `places[0]` of the whole list; lines whose row and
         stripe did not change are found in the cache."""
-        cleaned = [tuple(clean_text(cell) for cell in row) for row in rows]
+        known = self._cleaned
+        self._cleaned = {tuple(row): known.get(tuple(row)) or tuple(map(clean_text, row)) for row in rows}
+        cleaned = [self._cleaned[tuple(row)] for row in rows]  # a row shifted by a step is not cleaned again
         if cleaned == self._rows and list(places) == self._places:
             return
         self._rows, self._places = cleaned, list(places)

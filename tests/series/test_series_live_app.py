@@ -70,6 +70,7 @@ async def test_rounds_follow_each_other_with_the_series_view_between_and_at_the_
     async with app.run_test(size=WIDE) as pilot:
         await until(pilot, lambda: racing(app, 1))
         first = app.screen
+        await until(pilot, lambda: "s Series" in screen_text(app))  # the footer may be drawn a frame after the race
         assert "● LIVE" in text_of(first, MatchHeader) and "s Series" in screen_text(app)
 
         await pilot.press("s")  # the series view, mid-round

@@ -18,13 +18,11 @@ pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None,
 AOE = Path(sys.executable).parent / "aoe"
 
 
-# Our own tmux server: another server's clients (and their sizes) must not resize our window.
-SOCKET = f"aoe-test-{uuid.uuid4().hex[:8]}"
-
-
-def tmux(*args: str) -> str:
+def tmux(session: str, *args: str) -> str:
+    """A command to the session's own tmux server (named after it): another server's clients (and their
+    sizes) must not resize our window, and a server the last test is still shutting down is never reused."""
     return subprocess.run(
-        ["tmux", "-L", SOCKET, "-f", "/dev/null", *args], check=True, capture_output=True, text=True
+        ["tmux", "-L", session, "-f", "/dev/null", *args], check=True, capture_output=True, text=True
     ).stdout
 
 
@@ -33,7 +31,7 @@ def wait_for(session: str, *texts: str, timeout: float = 15.0, needs=all) -> str
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
-        screen = tmux("capture-pane", "-p", "-t", session)
+        screen = tmux(session, "capture-pane", "-p", "-t", session)
         if needs(text in screen for text in texts):
             return screen
         time.sleep(0.2)
@@ -44,6 +42,7 @@ def start_replay(path: Path) -> str:
     """`aoe replay PATH` in a new 160x48 session of our server; returns the session's name."""
     session = f"aoe-test-{uuid.uuid4().hex[:8]}"
     tmux(
+        session,
         "new-session",
         "-d",
         "-s",
@@ -59,11 +58,11 @@ def start_replay(path: Path) -> str:
 
 
 def quit_app(session: str) -> None:
-    tmux("send-keys", "-t", session, "q")
+    tmux(session, "send-keys", "-t", session, "q")
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and "REPLAY" in tmux("capture-pane", "-p", "-t", session):
+    while time.monotonic() < deadline and "REPLAY" in tmux(session, "capture-pane", "-p", "-t", session):
         time.sleep(0.2)
-    assert "REPLAY" not in tmux("capture-pane", "-p", "-t", session)
+    assert "REPLAY" not in tmux(session, "capture-pane", "-p", "-t", session)
 
 
 def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
@@ -72,17 +71,17 @@ def test_replay_opens_scrubs_and_quits_in_a_real_terminal():
         # the third pane's agent is on screen only in the wide layout, side by side
         screen = wait_for(session, "REPLAY", "term-llm  preparing", "0:00 / 0:45", "Play/pause")
         assert "Harness Exhibition: First Build" in screen and "builder-one" in screen
-        tmux("send-keys", "-t", session, "End")
+        tmux(session, "send-keys", "-t", session, "End")
         screen = wait_for(session, "winner builder-three", "✓ host-reboot", "event 135/135")
-        tmux("send-keys", "-t", session, "Home", "S-Right", "S-Right")
+        tmux(session, "send-keys", "-t", session, "Home", "S-Right", "S-Right")
         wait_for(session, "0:20 / 0:45", "attempts · curl")  # why service-up keeps failing
-        tmux("send-keys", "-t", session, "f")
+        tmux(session, "send-keys", "-t", session, "f")
         wait_for(session, "Private model reasoning is never parsed")
-        tmux("send-keys", "-t", session, "q")  # back from the report
+        tmux(session, "send-keys", "-t", session, "q")  # back from the report
         wait_for(session, "0:20 / 0:45")
         quit_app(session)
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
 
 
 @pytest.mark.slow
@@ -97,4 +96,4 @@ def test_a_million_event_match_shows_its_first_frame_while_its_log_is_read():
         assert "/1000000" not in screen, "only the start of the log is on screen yet"
         quit_app(session)
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)

@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from tests.app.test_tmux import SOCKET, tmux, wait_for
+from tests.app.test_tmux import tmux, wait_for
 from tests.fixture_paths import PROJECT
 from tests.engine.vm_cli import assert_replayable, domains_of, short_arena
 
@@ -34,6 +34,9 @@ RACE_SECONDS = 1200  # the demo's clock is 10 minutes; a finished match without 
 STOP_SECONDS = 60
 
 
+SESSIONS: list[str] = []  # the terminals this module opened
+
+
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory):
     """A fresh clone of what is committed, as a newcomer gets it."""
@@ -41,13 +44,16 @@ def clone(tmp_path_factory):
     root = tmp_path_factory.mktemp("newcomer") / "aoe_tui"
     subprocess.run(["git", "clone", "--quiet", str(PROJECT), str(root)], check=True)
     yield root
-    subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+    for session in SESSIONS:  # each terminal has its own tmux server
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
 
 
 def in_terminal(cwd, command: str) -> str:
     session = f"aoe-demo-{uuid.uuid4().hex[:8]}"
+    SESSIONS.append(session)
     # COLUMNS/LINES from the test runner would override the real terminal size.
     tmux(
+        session,
         "new-session",
         "-d",
         "-s",
@@ -94,7 +100,7 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
         racing = time.monotonic()
         wait_for(session, "winner builder-one", "· finished ·", timeout=RACE_SECONDS, needs=any)
         time.sleep(2)  # the terminal is drawn in pieces
-        screen = tmux("capture-pane", "-p", "-t", session)
+        screen = tmux(session, "capture-pane", "-p", "-t", session)
         assert "winner builder-one" in screen, f"the demo finished without the oracle winning:\n{screen}"
         print(
             f"\ndemo from a fresh clone: race on screen after {racing - started:.0f} s, "
@@ -106,7 +112,7 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
             "post_match_drain_finished" not in (match_dir / "events.jsonl").read_text() and time.monotonic() < deadline
         ):
             time.sleep(1)
-        tmux("send-keys", "-t", session, "q")
+        tmux(session, "send-keys", "-t", session, "q")
         screen = wait_for(session, "match directory:", timeout=120)
         assert "finished, winner: builder-one" in screen.replace("\n", "")  # a long path wraps the line
         assert match_dir.parent == clone / "matches"
@@ -114,7 +120,7 @@ def test_the_demo_from_a_fresh_clone_races_real_guests_and_quits_leaving_a_repla
         assert not list(match_dir.glob("territories/*/overlay.qcow2"))  # the guests' disks went with the guests
         assert domains_of(match_dir) == []
     except BaseException:
-        tmux("kill-session", "-t", session)  # a failed demo must not race on into the next test
+        tmux(session, "kill-session", "-t", session)  # a failed demo must not race on into the next test
         raise
 
 
@@ -125,7 +131,7 @@ def test_the_demo_again_right_away_then_its_terminal_closed_mid_race(clone):
     wait_for(session, "LIVE", "Pause match", timeout=BOOT_SECONDS)
     (match_dir,) = set((clone / "matches").iterdir()) - before
     time.sleep(12)
-    tmux("kill-session", "-t", session)  # the terminal goes away: SIGHUP
+    tmux(session, "kill-session", "-t", session)  # the terminal goes away: SIGHUP
     assert wait_until_stopped(match_dir, signal.SIGHUP)["match_state"] == "aborted"
     deadline = time.monotonic() + STOP_SECONDS
     while set(demo_processes(clone)) - already and time.monotonic() < deadline:
@@ -138,7 +144,7 @@ def test_sigterm_to_the_live_app_aborts_naming_it(clone, tmp_path):
     session = in_terminal(tmp_path, f"{clone}/.venv/bin/aoe run {arena}")
     wait_for(session, "LIVE", "Pause match", timeout=BOOT_SECONDS)
     match_dir = next((tmp_path / "matches").iterdir())
-    shell = tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip()
+    shell = tmux(session, "display-message", "-p", "-t", session, "#{pane_pid}").strip()
     aoe = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True, check=True).stdout.split()[0]
     subprocess.run(["kill", "-TERM", aoe], check=True)
     assert wait_until_stopped(match_dir, signal.SIGTERM)["match_state"] == "aborted"

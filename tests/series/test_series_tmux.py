@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 from aoe_tui.analysis.standings import standings_report
-from tests.app.test_tmux import SOCKET, tmux, wait_for
+from tests.app.test_tmux import tmux, wait_for
 from tests.fixture_paths import PROJECT
 from tests.series.helpers import quick_arena
 
@@ -59,10 +59,10 @@ def test_aoe_series_runs_in_the_app_shows_the_series_view_and_finishes(tmp_path)
         f"cd {PROJECT} && env -u COLUMNS -u LINES PYTHONPATH={PROJECT} XDG_CACHE_HOME={tmp_path / 'cache'} "
         f"{sys.executable} {child} {arena} {output} {gate}; echo exit status $?; sleep 30"
     )
-    tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "48", command)
+    tmux(session, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", command)
     try:
         wait_for(session, "● LIVE", "round-001", "Pause match", "s Series", timeout=120)
-        tmux("send-keys", "-t", session, "s")
+        tmux(session, "send-keys", "-t", session, "s")
         screen = wait_for(session, "What comes next", "2 rounds to go", timeout=30)
         lines = screen.splitlines()
         assert any("playing" in line and "amnesiac@builder-two" in line for line in lines), screen
@@ -72,7 +72,7 @@ def test_aoe_series_runs_in_the_app_shows_the_series_view_and_finishes(tmp_path)
         checkpoint = json.loads((output / "series.json").read_text())
         assert checkpoint["rounds_completed"] == 2
         assert checkpoint["standings"] == standings_report(output)["standings"]
-        tmux("send-keys", "-t", session, "q")
+        tmux(session, "send-keys", "-t", session, "q")
         wait_for(session, "exit status 0", f"series folder: {output}", timeout=30)
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)

@@ -47,7 +47,11 @@ BODY_LIMIT = 64 * 1024
 MAX_HEAD_BYTES = 16 * 1024
 """A status line and headers longer than this are a weird reply, not a reason to read on."""
 CONNECT_SECONDS = 10.0
-"""How long a burst's connections may take to open before the burst is released."""
+"""How long a burst's connection may take to open at all."""
+OPEN_WINDOW_SECONDS = 2.0
+"""How long a burst waits for all its connections before it is released anyway (two SYN retries of a full
+listen queue). A serial server accepts one connection and then waits for its request: a burst wider than
+its listen queue would otherwise wait the whole CONNECT_SECONDS for connections it can never accept."""
 _READ_CHUNK = 64 * 1024
 MAX_COUNT = 256
 MAX_REQUESTS = 64
@@ -201,6 +205,8 @@ class _EmptyReply(Exception):
 
 
 Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+Opening = asyncio.Future[Connection | BaseException]
+"""A burst's connection being opened before the release; its result is the connection or why it failed."""
 
 
 class LoadGenerator:
@@ -225,11 +231,12 @@ class LoadGenerator:
 
     async def run(self, plan: Plan) -> Report:
         report = Report()
-        opened: list[Connection | BaseException] = []
-        first: Connection | BaseException | None = None
+        opened: list[Opening] = []
+        first: Opening | None = None
         if plan.load is not None and plan.load.mode == "burst":
             wanted = plan.load.count + (1 if plan.requests else 0)
-            opened = list(await asyncio.gather(*(self._open(CONNECT_SECONDS) for _ in range(wanted))))
+            opened = [asyncio.ensure_future(self._open(CONNECT_SECONDS)) for _ in range(wanted)]
+            await asyncio.wait(opened, timeout=OPEN_WINDOW_SECONDS)  # the rest open after the release
             if plan.requests:
                 first = opened.pop()
         self._origin = time.perf_counter()
@@ -244,8 +251,12 @@ class LoadGenerator:
             if load_task is not None and not load_task.done():
                 load_task.cancel()
                 await asyncio.gather(load_task, return_exceptions=True)
-            for connection in [*opened, first]:
-                if isinstance(connection, tuple):
+            for opening in [*opened, first]:
+                if opening is None:
+                    continue
+                if not opening.done():
+                    opening.cancel()
+                elif not opening.cancelled() and isinstance(connection := opening.result(), tuple):
                     connection[1].close()
         sent = [r.sent_ms if r.sent_ms is not None else r.started_ms for r in report.load]
         if plan.load is not None and plan.load.mode == "burst" and sent:
@@ -259,7 +270,7 @@ class LoadGenerator:
         except (OSError, TimeoutError) as error:
             return error
 
-    async def _load(self, load: Load, opened: list[Connection | BaseException], report: Report) -> None:
+    async def _load(self, load: Load, opened: list[Opening], report: Report) -> None:
         requests = load.requests()
         results = [Result(i, r.method, r.path) for i, r in enumerate(requests, 1)]
         report.load = results  # filled in place: a load dropped half way still shows what started
@@ -280,9 +291,7 @@ class LoadGenerator:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _sequence(
-        self, requests: tuple[Request, ...], first: Connection | BaseException | None, out: list[Result]
-    ) -> None:
+    async def _sequence(self, requests: tuple[Request, ...], first: Opening | None, out: list[Result]) -> None:
         for i, request in enumerate(requests, 1):
             result = Result(i, request.method, request.path)
             out.append(result)
@@ -290,19 +299,22 @@ class LoadGenerator:
             if request.expect and not (result.status.isdigit() and int(result.status) in request.expect):
                 return
 
-    async def _send(
-        self, request: Request, result: Result, connection: Connection | BaseException | None = None
-    ) -> None:
-        """One request on its own connection (opened here unless given), its answer bounded, into `result`."""
+    async def _send(self, request: Request, result: Result, opening: Opening | None = None) -> None:
+        """One request on its own connection (opened here unless a burst's opening is given: one still
+        opening counts against the request's timeout), its answer bounded, into `result`."""
         result.started_ms = round(self._now_ms(), 3)
         chunks: list[bytes] = []
         received = 0
-        connecting = connection is None or isinstance(connection, BaseException)
+        connecting = True
         writer: asyncio.StreamWriter | None = None
         try:
             async with asyncio.timeout(request.timeout):
-                if connection is None:
-                    connection = await asyncio.open_connection(self.host, self.port, limit=_READ_CHUNK * 2)
+                if opening is None:
+                    connection: Connection | BaseException = await asyncio.open_connection(
+                        self.host, self.port, limit=_READ_CHUNK * 2
+                    )
+                else:
+                    connection = await opening
                 if isinstance(connection, TimeoutError):  # the burst's connection never opened
                     raise _ConnectTimeout()
                 if isinstance(connection, BaseException):

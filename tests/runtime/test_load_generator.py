@@ -155,3 +155,37 @@ def test_the_program_prints_json_and_exits_2_on_a_bad_plan(server, capsys):
         check=True,
     )
     assert json.loads(run.stdout)["requests"][0]["status"] == "200"
+
+
+class _SerialServer(ThreadingHTTPServer):
+    """One request at a time and a listen queue of 1, like the arena's starting app on a crowded port."""
+
+    request_queue_size = 1
+
+    def process_request(self, request, client_address):
+        self.finish_request(request, client_address)  # in turn, not in a thread
+        self.shutdown_request(request)
+
+
+def test_a_burst_wider_than_a_serial_servers_queue_is_released_without_waiting_to_connect(server):
+    """A serial server accepts one connection and waits for its request: the burst must not wait the whole
+    connect timeout for connections it can never accept; the PUT after it is judged from its release."""
+    _Handler.arrivals = []
+    httpd = _SerialServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        plan = parse_plan(
+            {
+                "load": {"count": 8, "path": "/slow/{i}", "timeout": 5},
+                "after": 0.1,
+                "requests": [{"method": "PUT", "path": "/priority/p", "body": "v", "timeout": 1.5, "expect": [204]}],
+            }
+        )
+        started = time.monotonic()
+        report = run_plan(f"http://127.0.0.1:{httpd.server_address[1]}", plan)
+        [put] = report.requests  # served if its connection got in ahead of the burst's, else timed out
+        assert put.status == "204" or put.error.startswith("curl: (28) Operation timed out after 1"), put
+        assert time.monotonic() - started < 6, "the burst waited for connections the server could not accept"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -8,8 +8,10 @@ a reboot that does not come back is a failed milestone (`RebootFailed`).
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
+from collections.abc import Callable
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.domain.errors import AoeError
@@ -22,7 +24,7 @@ from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import require_image
 from aoe_tui.runtime.image_layer import layer_for, require_layer
-from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
+from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
 from aoe_tui.store.match_layout import MatchLayout
@@ -84,11 +86,30 @@ def match_id_for(match_dir: MatchDirectory) -> str:
     return f"{slug}-{secrets.token_hex(3)}"
 
 
+HostLost = Callable[[str], None]
+
+
 class LibvirtProvider:
-    def __init__(self, uri: str = DEFAULT_URI, base_port: int | None = None) -> None:
+    """The guests of one match on one hypervisor: this machine's by default, or a named host of `--hosts`.
+
+    `host_name` (a `--hosts` run) records the host and its CPU model in `match.json`; `remote` puts the guests
+    on a remote host behind its link, and `on_lost(reason)` is told when that link drops mid-match."""
+
+    def __init__(
+        self,
+        uri: str = DEFAULT_URI,
+        base_port: int | None = None,
+        host_name: str | None = None,
+        remote: RemoteHost | None = None,
+        on_lost: HostLost | None = None,
+    ) -> None:
         self.uri = uri
         self.base_port = base_port
+        self.host_name = host_name
+        self.remote = remote
+        self.on_lost = on_lost
         self.runtime: MatchRuntime | None = None
+        self._watch: asyncio.Task | None = None
 
     async def boot(
         self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
@@ -96,8 +117,14 @@ class LibvirtProvider:
         recorder.progress("image", "checking the guest image")
         image = require_image()
         layer = layer_for({t.image for t in manifest.territories})
+        if layer is not None and self.remote is not None:
+            raise AoeError(
+                f"arena {manifest.arena.id}: image layer {layer.name} (with its arena segment) runs on a local host "
+                f"only; host {self.host_name} is remote"
+            )
         if layer is not None:
             image = require_layer(layer, image)
+        self._watch_remote()
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None
         specs = [
@@ -111,7 +138,9 @@ class LibvirtProvider:
             )
             for t in manifest.territories
         ]
-        self.runtime = MatchRuntime(match_dir.root, match_id_for(match_dir), specs, self.base_port, image)
+        self.runtime = MatchRuntime(
+            match_dir.root, match_id_for(match_dir), specs, self.base_port, image, remote=self.remote
+        )
         reservation = self.runtime.reserve_ports()
         match_dir.write_ports(reservation.to_json())
         last = reservation.base_port + 2 * len(specs) - 1
@@ -126,6 +155,10 @@ class LibvirtProvider:
                 "boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})", spec.territory_id
             )
         await self.runtime.start()
+        if self.host_name is not None:
+            cpu = await self.runtime.cpu_model()
+            match_dir.record_host({"name": self.host_name, "uri": self.uri, "cpu_model": cpu})
+            recorder.progress("host", f"on host {self.host_name} ({self.uri}, CPU {cpu})")
         user = self.runtime.qemu_user
         assert user is not None, "MatchRuntime.start() chooses the QEMU user"
         recorder.progress(
@@ -141,7 +174,22 @@ class LibvirtProvider:
             )
         return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
 
+    def _watch_remote(self) -> None:
+        """A remote host's link that drops while the match runs is reported once, as the host's failure."""
+        remote, on_lost = self.remote, self.on_lost
+        if remote is None or on_lost is None:
+            return
+
+        async def watch() -> None:
+            await remote.link.lost.wait()
+            on_lost(remote.link.lost_reason or f"host {remote.link.name} lost")
+
+        self._watch = asyncio.create_task(watch())
+
     async def teardown(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.cancel()
         if self.runtime is None:
             return
         runtime, self.runtime = self.runtime, None

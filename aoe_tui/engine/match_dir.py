@@ -7,6 +7,7 @@ never touched, so a typo in `--output` cannot destroy a previous match.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,11 @@ class MatchDirectory(MatchLayout):
         self.root.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.arena, manifest.to_json())
         write_json_atomic(self.provenance, provenance)
+
+    def record_host(self, host: dict[str, Any]) -> None:
+        """Add the hypervisor the match ran on (name, URI, CPU model) to `match.json`: provenance, not contest."""
+        data = json.loads(self.provenance.read_text())
+        write_json_atomic(self.provenance, {**data, "host": host})
 
     def write_ports(self, record: dict[str, Any]) -> None:
         write_json_atomic(self.ports, record)

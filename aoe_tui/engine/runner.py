@@ -36,6 +36,10 @@ from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
 INTERRUPTED_REASON = "interrupted by the operator"
 
 
+class InfrastructureLost(AoeError):
+    """The hardware under a running match went away (its host dropped): recorded as the arena's failure."""
+
+
 class MatchRunner(Stoppable):
     def __init__(
         self,
@@ -60,6 +64,7 @@ class MatchRunner(Stoppable):
         self._pending_subscribers: list[Subscriber] = []
         self.recorder: MatchRecorder | None = None
         self.referee: Referee | None = None
+        self._lost: tuple[str, str] | None = None
 
     # -- observation -------------------------------------------------------------------------------
 
@@ -90,6 +95,12 @@ class MatchRunner(Stoppable):
         try:
             await self._play()
         except BaseException as error:  # Ctrl-C arrives as CancelledError; the log must still end
+            if self._lost is not None and isinstance(error, asyncio.CancelledError):
+                self._take_back_cancel()
+                component, detail = self._lost
+                self.recorder.emit(ev.InfrastructureFailure(component=component, source="arena", detail=detail))
+                await self._abort(detail)
+                raise InfrastructureLost(detail) from None
             stopped = isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
             await self._abort(
                 (self.stop_reason or INTERRUPTED_REASON) if stopped else f"{type(error).__name__}: {error}"
@@ -204,6 +215,18 @@ class MatchRunner(Stoppable):
         finally:
             self.match_dir.write_world(self.recorder.world.to_json())
             self.recorder.close()
+
+    def infrastructure_lost(self, component: str, detail: str) -> bool:
+        """Stop the match because what it runs on failed (a host dropped): never a player's fault.
+
+        The log gets an `infrastructure_failure` (source arena) and `aborted`, and `run()` raises
+        `InfrastructureLost`, so a series plays the round again elsewhere. False when the match is not running
+        or is already being stopped."""
+        if self._lost is not None or self.stop_reason is not None or self._task is None or self._task.done():
+            return False
+        self._lost = (component, detail)
+        self._task.cancel()
+        return True
 
     # -- operator controls (each one is an event) ----------------------------------------------------
 

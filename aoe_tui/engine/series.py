@@ -16,6 +16,15 @@ forfeit never counts as a loss, see `analysis.standings`). A round that
 cannot be played at all (guests fail to boot) is set aside as
 `round-NNN.failed-N` and retried the same way.
 
+With a host pool (`--hosts`), rounds run at once, as many as the hosts' free
+capacity takes, each whole match on one host (`engine.placement`); they may end
+out of order, so `series.json` lists the decided rounds by number and
+`rounds_completed` counts them, and a resumed run plays exactly the rounds it
+does not list. A round whose host drops mid-match is nobody's play: it is set
+aside as `round-NNN.host-lost-N` (its log ends with the infrastructure failure),
+the host is out for the rest of the run, and the round is queued again for the
+other hosts, without using up a replay.
+
 Whoever shows the series (the app) subscribes: it hears each round attempt
 begin (with its runner, before the match starts, so nothing of it is missed)
 and end (once its folder is recorded or set aside).
@@ -24,6 +33,7 @@ and end (once its folder is recorded or set aside).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -41,6 +51,9 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
+from aoe_tui.domain.hosts import Capacity
+from aoe_tui.engine.host_pool import HostPool
+from aoe_tui.engine.placement import match_need
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.stop_signals import Stoppable
@@ -53,7 +66,7 @@ from aoe_tui.store.series_files import (
     round_name,
     set_aside_name,
 )
-from aoe_tui.store.series_source import series_folder
+from aoe_tui.store.series_source import SeriesSource, series_folder
 
 DEFAULT_REPLAYS = 1
 
@@ -66,6 +79,7 @@ class RoundPlan:
     attempt: int  # 1 = the first try; 2, 3, ... = replays
     manifest: Manifest  # seat-rotated
     output: Path
+    host: str | None = None  # the pool's host that runs it (None: this machine, no `--hosts`)
 
 
 RunnerFactory = Callable[[RoundPlan], MatchRunner]
@@ -129,6 +143,7 @@ class SeriesRunner(Stoppable):
         replays: int = DEFAULT_REPLAYS,
         report: Report = print,
         wall_clock: Callable[[], float] = time.monotonic,
+        pool: HostPool | None = None,
     ) -> None:
         if rounds is not None and rounds < 1:
             raise AoeError(f"--rounds {rounds}: must be 1 or more")
@@ -143,12 +158,15 @@ class SeriesRunner(Stoppable):
         self.replays = replays
         self.report = report
         self.wall_clock = wall_clock
+        self.pool = pool
         self.key = compatibility_key_of(self.manifest, self.manifest_path)
         self.checkpoint: dict[str, Any] = {}
         self.current: MatchRunner | None = None
         self._round_seconds: list[float] = []
         self._started_at = 0.0
         self._listeners: list[SeriesListener] = []
+        self._running: dict[int, MatchRunner] = {}  # with a pool: the rounds in flight
+        self._host_failures: dict[int, list[dict[str, str]]] = {}
 
     @property
     def path(self) -> Path:
@@ -164,10 +182,14 @@ class SeriesRunner(Stoppable):
 
     # -- what is left ----------------------------------------------------------------------------------
 
+    def undecided(self) -> list[int]:
+        """The round numbers `series.json` does not list yet, in order."""
+        decided = {entry["round"] for entry in self.checkpoint["rounds"]}
+        return [n for n in range(1, self.checkpoint["rounds_requested"] + 1) if n not in decided]
+
     def upcoming(self) -> list[tuple[int, dict[str, str]]]:
         """The rounds not decided yet, in the order they will be played, each with its seats."""
-        first, last = self.checkpoint["rounds_completed"] + 1, self.checkpoint["rounds_requested"]
-        return [(number, seats_of(rotate(self.manifest, number))) for number in range(first, last + 1)]
+        return [(number, seats_of(rotate(self.manifest, number))) for number in self.undecided()]
 
     def seconds_left(self) -> float | None:
         """The wall time the undecided rounds should take at this run's mean per round (None before the first)."""
@@ -185,8 +207,11 @@ class SeriesRunner(Stoppable):
         if not self.checkpoint:
             self.open()
         try:
-            for number in range(self.checkpoint["rounds_completed"] + 1, self.checkpoint["rounds_requested"] + 1):
-                await self._play_round(number)
+            if self.pool is None:
+                for number in self.undecided():
+                    await self._play_round(number)
+            else:
+                await self._play_spread(self.undecided(), self.pool)
         except asyncio.CancelledError:
             if self.stop_reason is None:
                 raise
@@ -254,30 +279,101 @@ class SeriesRunner(Stoppable):
 
     def _set_aside_leftovers(self) -> None:
         """A round folder without its checkpoint entry was interrupted: keep it as `round-NNN.interrupted-N`."""
+        decided = {entry["round"] for entry in self.checkpoint["rounds"]}
         for number, folder in round_dirs(self.output):
-            if number > self.checkpoint["rounds_completed"]:
+            if number not in decided:
                 kept = set_aside_name(folder, "interrupted")
                 os.replace(folder, kept)
                 self.report(f"round {number}: the interrupted attempt is kept as {kept.name}; it will be run again")
 
-    async def _play_round(self, number: int) -> None:
+    def request_stop(self, reason: str) -> bool:
+        """With a pool several rounds run at once: the series' own task is stopped, and hands it to each."""
+        if self.pool is None:
+            return super().request_stop(reason)
+        if self.stop_reason is not None or self._task is None or self._task.done():
+            return False
+        self.stop_reason = reason
+        self._task.cancel()
+        return True
+
+    async def _play_spread(self, numbers: list[int], pool: HostPool) -> None:
+        """Every round in `numbers`, as many at once as the hosts take; a round whose host was lost goes back
+        in the queue for the others."""
+        need = match_need(self.manifest)
+        queue = list(numbers)
+        running: dict[asyncio.Task, tuple[int, str]] = {}
+        try:
+            while queue or running:
+                while queue and (host := pool.place(queue[0], need)) is not None:
+                    number = queue.pop(0)
+                    running[asyncio.create_task(self._play_round(number, host))] = (number, host)
+                if not running:
+                    raise AoeError(
+                        f"round {queue[0]} needs {need.vcpus} vCPUs and {need.memory_mib} MiB on one host; "
+                        + ("no host is left" if not pool.could_ever_fit(need) else "no host has that")
+                    )
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: running[t][0]):
+                    number, host = running.pop(task)
+                    pool.release(host, need)
+                    if not task.result():
+                        queue.insert(0, number)
+        except BaseException:
+            await self._stop_running(running, need, pool)
+            raise
+
+    async def _stop_running(self, running: dict[asyncio.Task, tuple[int, str]], need: Capacity, pool: HostPool) -> None:
+        """The series is stopping (or failed): every round still in flight records the stop and tears down."""
+        reason = self.stop_reason or "the series stopped"
+        for task, (number, _host) in running.items():
+            runner = self._running.get(number)
+            if runner is None or not runner.request_stop(reason):
+                task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        for number, host in running.values():
+            pool.release(host, need)
+
+    async def _play_round(self, number: int, host: str | None = None) -> bool:
+        """Play the round until it is decided (True); False: its host was lost, play it again elsewhere."""
         manifest = rotate(self.manifest, number)
         seats = seats_of(manifest)
         total = self.checkpoint["rounds_requested"]
         began = self.wall_clock()
         for attempt in range(1, self.replays + 2):
-            plan = RoundPlan(number, attempt, manifest, self.output / round_name(number))
+            plan = RoundPlan(number, attempt, manifest, self.output / round_name(number), host)
             self.report(
                 f"round {number}/{total}"
                 + (f" (replay {attempt - 1})" if attempt > 1 else "")
-                + " started: "
+                + " started"
+                + (f" on host {host}" if host is not None else "")
+                + ": "
                 + ", ".join(f"{agent} @ {territory}" for agent, territory in seats.items())
             )
             world = await self._attempt(plan)
+            if self._host_lost(plan, world):
+                self._publish(RoundEnded(plan))
+                return False
             decided = self._settle(plan, seats, world, last=attempt == self.replays + 1, began=began)
             self._publish(RoundEnded(plan))
             if decided:
-                return
+                return True
+        return True  # unreachable: the last attempt is always settled (recorded, or it raises)
+
+    def _host_lost(self, plan: RoundPlan, world: World | None) -> bool:
+        """An unfinished attempt whose host is gone is set aside as the host's failure (never a player's)."""
+        if self.pool is None or plan.host is None or (world is not None and world.match_state == "finished"):
+            return False
+        why = self.pool.lost(plan.host)
+        if why is None:
+            return False
+        kept = set_aside_name(plan.output, "host-lost")
+        os.replace(plan.output, kept)
+        self._host_failures.setdefault(plan.number, []).append({"host": plan.host, "detail": why, "kept_as": kept.name})
+        self.report(
+            f"round {plan.number}: infrastructure failure, host {plan.host} lost ({why}); kept as {kept.name}, "
+            "playing it again on another host"
+        )
+        return True
 
     def _settle(self, plan: RoundPlan, seats: dict[str, str], world: World | None, last: bool, began: float) -> bool:
         """Record the attempt (True), or set it aside to be played again (False); the last failed attempt stops
@@ -303,7 +399,7 @@ class SeriesRunner(Stoppable):
                 f"({_sources(world, missing)}); kept as {kept.name}, replaying the round"
             )
             return False
-        self._record(number, output, seats, world, missing, plan.attempt)
+        self._record(number, output, seats, world, missing, plan.attempt, plan.host)
         self._round_seconds.append(self.wall_clock() - began)
         self._progress(number, world, missing)
         return True
@@ -312,6 +408,7 @@ class SeriesRunner(Stoppable):
         """One match; None when it could not be played (a boot or infrastructure error, named in the report)."""
         runner = self.make_runner(plan)
         self.current = runner
+        self._running[plan.number] = runner
         self._publish(RoundStarted(plan, runner))
         try:
             return await runner.run()
@@ -322,11 +419,21 @@ class SeriesRunner(Stoppable):
             return None
         finally:
             self.current = None
+            self._running.pop(plan.number, None)
 
     def _record(
-        self, number: int, output: Path, seats: dict[str, str], world: World, forfeits: list[str], attempt: int
+        self,
+        number: int,
+        output: Path,
+        seats: dict[str, str],
+        world: World,
+        forfeits: list[str],
+        attempt: int,
+        host: str | None,
     ) -> None:
         winner = world.territories[world.winner].agent if world.winner in world.territories else None
+        placed = {"host": host} if host is not None else {}
+        failures = {"host_failures": self._host_failures[number]} if number in self._host_failures else {}
         self.checkpoint["rounds"].append(
             {
                 "round": number,
@@ -338,11 +445,20 @@ class SeriesRunner(Stoppable):
                 "usage_agents": sorted(a for a, s in world.agents.items() if s.tokens_known or s.cost_known),
                 "forfeits": forfeits,
                 "attempts": attempt,
+                **placed,
+                **failures,
             }
         )
-        self.checkpoint["rounds_completed"] = number
-        self.checkpoint["standings"] = series_standings(series_seats(series_folder(self.output)))
+        self.checkpoint["rounds"].sort(key=lambda entry: entry["round"])
+        self.checkpoint["rounds_completed"] = len(self.checkpoint["rounds"])
+        self.checkpoint["standings"] = series_standings(series_seats(self._decided_folder()))
         self._save()
+
+    def _decided_folder(self) -> SeriesSource:
+        """The series folder limited to the rounds `series.json` lists (others may still be in flight)."""
+        decided = {entry["round"] for entry in self.checkpoint["rounds"]}
+        source = series_folder(self.output)
+        return dataclasses.replace(source, rounds=[r for r in source.rounds if r.number in decided])
 
     def _save(self) -> None:
         write_json_atomic(self.path, self.checkpoint)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import PurePath
 
 from aoe_tui.runtime.ports import LOOPBACK
 
@@ -78,10 +78,10 @@ class DomainSpec:
     domain_type: str  # "kvm" or "qemu" (TCG)
     vcpus: int
     memory_mib: int
-    kernel: Path
-    initrd: Path
-    disk: Path
-    console_log: Path
+    kernel: PurePath
+    initrd: PurePath
+    disk: PurePath
+    console_log: PurePath
     ssh_port: int
     service_port: int
     guest_service_port: int
@@ -89,7 +89,7 @@ class DomainSpec:
     owner_pid: int
     owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
-    base_image: Path | None = None  # the raw backing file of `disk`; None: whatever its header names
+    base_image: PurePath | None = None  # the raw backing file of `disk`; None: whatever its header names
     unprivileged_qemu: bool = False
     arena_nic: ArenaNic | None = None
 

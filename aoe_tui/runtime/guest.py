@@ -23,10 +23,10 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
 from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, ArenaNic, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
+from aoe_tui.runtime.guest_site import GuestSite, LocalSite
 from aoe_tui.runtime.image import ImageInfo, image_mib
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
-from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
@@ -63,16 +63,23 @@ class TerritoryConfig:
 
 class TerritoryVM:
     def __init__(
-        self, config: TerritoryConfig, hypervisor: Hypervisor, keys: MatchKeys, image: ImageInfo, accel: AccelChoice
+        self,
+        config: TerritoryConfig,
+        hypervisor: Hypervisor,
+        keys: MatchKeys,
+        image: ImageInfo,
+        accel: AccelChoice,
+        site: GuestSite | None = None,
     ) -> None:
         self.config = config
+        self.site = site or LocalSite(TerritoryPaths(config.directory), image, config.ports)
         self.hypervisor = hypervisor
         self.keys = keys
         self.image = image
         self.accel = accel
         self.lifecycle_events: list[tuple[float, str]] = []
         self.first_boot_seconds: float | None = None
-        self.ssh = GuestSSH(config.territory_id, LOOPBACK, config.ports.ssh, keys, is_alive=self.is_running)
+        self.ssh = GuestSSH(config.territory_id, LOOPBACK, self.site.access.ssh, keys, is_alive=self.is_running)
 
     @property
     def name(self) -> str:
@@ -84,11 +91,12 @@ class TerritoryVM:
 
     @property
     def ssh_port(self) -> int:
-        return self.config.ports.ssh
+        """Where the coordinator reaches the guest's SSH on 127.0.0.1 (its forward, or a tunnel to it)."""
+        return self.site.access.ssh
 
     @property
     def service_port(self) -> int:
-        return self.config.ports.service
+        return self.site.access.service
 
     @property
     def overlay_path(self) -> Path:
@@ -106,10 +114,10 @@ class TerritoryVM:
             domain_type=self.accel.domain_type,
             vcpus=c.vcpus,
             memory_mib=c.memory_mib,
-            kernel=self.image.kernel,
-            initrd=self.image.initrd,
-            disk=self.overlay_path,
-            console_log=self.console_path,
+            kernel=self.site.image.kernel,
+            initrd=self.site.image.initrd,
+            disk=self.site.disk,
+            console_log=self.site.console_log,
             ssh_port=c.ports.ssh,
             service_port=c.ports.service,
             guest_service_port=c.guest_service_port,
@@ -117,7 +125,7 @@ class TerritoryVM:
             owner_pid=os.getpid(),
             owner_host=socket.gethostname(),
             owner_kind=c.owner_kind,
-            base_image=self.image.path,
+            base_image=self.site.image.path,
             unprivileged_qemu=c.unprivileged_qemu,
             arena_nic=c.arena_nic,
         )
@@ -129,13 +137,14 @@ class TerritoryVM:
                 f"territory {self.territory_id}: domain {self.name} already exists on "
                 f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`"
             )
-        if not self.overlay_path.exists():
-            await asyncio.to_thread(create_overlay, self.image.path, self.overlay_path, self.disk_mib)
+        if not self.site.has_disk():
+            await self.site.make_disk(self.disk_mib)
             self.keys.forget(LOOPBACK, self.ssh_port)  # a new disk means new host keys
         self.config.directory.mkdir(parents=True, exist_ok=True)
         self.console_path.write_bytes(b"")
         self.hypervisor.watch(self.name, self._record_event)
-        await self.hypervisor.create(render_domain_xml(self.domain_spec()))
+        await self.hypervisor.create(render_domain_xml(self.domain_spec()), autodestroy=self.site.autodestroy)
+        await self.site.console_opened(self.console_path)
 
     def _record_event(self, event: str) -> None:
         self.lifecycle_events.append((time.time(), event))
@@ -318,8 +327,11 @@ class TerritoryVM:
     async def destroy(self) -> None:
         """Power off and remove the domain; safe to call twice or on a domain that never started."""
         await self.ssh.close()
-        await self.hypervisor.destroy(self.name)
-        self.hypervisor.unwatch(self.name)
+        try:
+            await self.hypervisor.destroy(self.name)
+        finally:
+            self.hypervisor.unwatch(self.name)
+            await self.site.close(self.console_path)
 
     def console_tail(self, lines: int = 20, separator: str = "\n") -> str:
         """The last lines of the console; virtlogd may just have rotated it, so its last backup counts too."""

@@ -161,10 +161,11 @@ class Hypervisor:
         except libvirt.libvirtError:
             return False
 
-    async def create(self, xml: str) -> None:
-        """Start a transient domain from XML."""
+    async def create(self, xml: str, autodestroy: bool = False) -> None:
+        """Start a transient domain from XML; `autodestroy`: libvirtd destroys it when this connection closes
+        (a remote host's guests do not outlive a coordinator that lost them)."""
         try:
-            await self.call(self._connection.createXML, xml, 0)
+            await self.call(self._connection.createXML, xml, libvirt.VIR_DOMAIN_START_AUTODESTROY if autodestroy else 0)
         except libvirt.libvirtError as error:
             name = ET.fromstring(xml).findtext("name")
             message = error.get_error_message()
@@ -232,6 +233,13 @@ class Hypervisor:
                 return False
             raise AoeError(f"libvirt could not destroy {name}: {error.get_error_message()}") from None
         return True
+
+    async def cpu_model(self) -> str:
+        """The host CPU as libvirt describes it (vendor and model), for the match's provenance."""
+        host_cpu = ET.fromstring(await self.call(self._connection.getCapabilities)).find("host/cpu")
+        if host_cpu is None:
+            return "unknown"
+        return " ".join(filter(None, (host_cpu.findtext("vendor"), host_cpu.findtext("model")))) or "unknown"
 
     async def aoe_domains(self) -> list[DomainRecord]:
         domains = await self.call(self._connection.listAllDomains, 0)

@@ -9,23 +9,26 @@ can call `close()` from any error path, even twice, even after a failed start.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import shutil
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.arena_segment import SegmentHub
 from aoe_tui.runtime.domain_xml import ArenaNic, arena_mac
 from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, TerritoryVM
+from aoe_tui.runtime.guest_site import RemoteSite
+from aoe_tui.runtime.host_link import HostLink
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.image import ImageInfo, require_image
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.overlay import check_disk_room
 from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_image
-from aoe_tui.runtime.kvm_probe import choose_accel
-from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, reserve_ports
+from aoe_tui.runtime.kvm_probe import AccelChoice, choose_accel
+from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, host_lock_dir, reserve_ports
 from aoe_tui.store.match_layout import MatchLayout
 
 DEFAULT_SSH_TIMEOUT_S = 240.0
@@ -42,6 +45,15 @@ class TerritorySpec:
     arena_octet: int | None = None  # on the match's arena segment as <cidr>.<octet>, MAC 52:54:00:77:00:<octet>
 
 
+@dataclass(frozen=True)
+class RemoteHost:
+    """A remote hypervisor ready for matches: its link, the base image as it lives there, its accelerator."""
+
+    link: HostLink
+    image: ImageInfo
+    accel: AccelChoice
+
+
 class MatchRuntime:
     """VMs of one match. Layout in `match_dir`: `ssh/<id>/` (that territory's key, known_hosts), `territories/<id>/`."""
 
@@ -53,6 +65,7 @@ class MatchRuntime:
         base_port: int | None = None,
         image: ImageInfo | None = None,
         ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S,
+        remote: RemoteHost | None = None,
     ) -> None:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
@@ -63,6 +76,7 @@ class MatchRuntime:
         self.requested_base_port = base_port  # None: the first free block, found and locked on reserve
         self.ssh_timeout = ssh_timeout
         self._image = image
+        self.remote = remote  # None: the guests run on this machine
         self.reservation: PortReservation | None = None
         self.keys: dict[str, MatchKeys] = {}
         self.vms: dict[str, TerritoryVM] = {}
@@ -93,10 +107,18 @@ class MatchRuntime:
     async def _prepare(self) -> None:
         image = self._image or require_image()
         self.reserve_ports()
-        accel = await asyncio.to_thread(choose_accel, image.kernel)
+        if self.remote is not None and any(t.arena_octet is not None for t in self.territories):
+            raise AoeError(
+                f"match {self.match_id}: its arena segment (conquest arenas such as first-contact) runs on a local "
+                f"host only; host {self.remote.link.name} is remote"
+            )
+        accel = self.remote.accel if self.remote else await asyncio.to_thread(choose_accel, image.kernel)
         for uri in dict.fromkeys(t.uri for t in self.territories):
             self._hypervisors[uri] = await Hypervisor.connect(uri)
-        self.qemu_user = await asyncio.to_thread(choose_for, self.match_dir)
+        if self.remote is not None:
+            self.qemu_user = QemuUser(False, f"host {self.remote.link.name} is remote (its guests are not staged)")
+        else:
+            self.qemu_user = await asyncio.to_thread(choose_for, self.match_dir)
         if self.qemu_user.unprivileged:
             image = await asyncio.to_thread(stage_image, image, self.match_dir / STAGE_DIR, self.qemu_user)
         layout = MatchLayout(self.match_dir)
@@ -117,10 +139,28 @@ class MatchRuntime:
             keys = self.keys[spec.territory_id] = MatchKeys.for_territory(
                 layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
             )
-            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel)
-        check_disk_room(
-            self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()}
-        )
+            site = await self._remote_site(spec.territory_id) if self.remote is not None else None
+            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel, site)
+        if self.remote is None:
+            check_disk_room(
+                self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()}
+            )
+
+    async def _remote_site(self, territory_id: str) -> RemoteSite:
+        """The territory's files in the host's work directory, its two forwards reached through the link."""
+        assert self.remote is not None
+        link, ports = self.remote.link, self.ports[territory_id]
+        tunnels = (await link.forward(ports.ssh), await link.forward(ports.service))
+        return RemoteSite(link, self.remote.image, self.remote_directory / territory_id, tunnels)
+
+    @property
+    def remote_directory(self) -> PurePosixPath:
+        """This match's folder in a remote host's work directory."""
+        assert self.remote is not None
+        return self.remote.link.work_dir / "matches" / self.match_id
+
+    async def cpu_model(self) -> str:
+        return await next(iter(self._hypervisors.values())).cpu_model()
 
     def _segment_ports(self) -> dict[str, int]:
         """UDP ports of the segment's members: the hub has the match's first port number, guests the next ones."""
@@ -144,7 +184,14 @@ class MatchRuntime:
     def reserve_ports(self) -> PortReservation:
         """Find (or check) and lock this match's ports; idempotent until `close()` releases them."""
         if self.reservation is None:
-            self.reservation = reserve_ports([t.territory_id for t in self.territories], self.requested_base_port)
+            ids = [t.territory_id for t in self.territories]
+            if self.remote is None:
+                self.reservation = reserve_ports(ids, self.requested_base_port)
+            else:
+                spec = self.remote.link.spec
+                self.reservation = reserve_ports(
+                    ids, self.requested_base_port, host_lock_dir(spec.name), first_port=spec.guest_base_port
+                )
         return self.reservation
 
     @property
@@ -166,6 +213,11 @@ class MatchRuntime:
         """Destroy every VM and close libvirt connections; safe to call repeatedly."""
         vms, self.vms = self.vms, {}
         await asyncio.gather(*(vm.destroy() for vm in vms.values()), return_exceptions=True)
+        if self.remote is not None and not self.remote.link.lost.is_set():
+            try:
+                await self.remote.link.run(f"rm -rf {shlex.quote(str(self.remote_directory))}", check=False)
+            except AoeError:
+                pass  # the host went away meanwhile; its work directory is scratch
         hypervisors, self._hypervisors = self._hypervisors, {}
         await asyncio.gather(*(h.close() for h in hypervisors.values()), return_exceptions=True)
         segment, self.segment = self.segment, None

@@ -24,6 +24,13 @@ from aoe_tui.domain.errors import AoeError
 DEFAULT_BASE_PORT = 26000
 LOOPBACK = "127.0.0.1"
 _LOCK_DIR = Path("/run/lock/aoe_tui-ports") if Path("/run/lock").is_dir() else Path("/tmp/aoe_tui-ports")
+
+
+def host_lock_dir(host_name: str) -> Path:
+    """The locks of a remote hypervisor's loopback ports, held here by the coordinator that places its matches."""
+    return _LOCK_DIR / "hosts" / host_name
+
+
 _MAX_PORT = 65535
 
 
@@ -92,9 +99,12 @@ class PortReservation:
 
 
 def reserve_ports(
-    territory_ids: Sequence[str], base_port: int | None = None, lock_dir: Path = _LOCK_DIR
+    territory_ids: Sequence[str],
+    base_port: int | None = None,
+    lock_dir: Path = _LOCK_DIR,
+    first_port: int = DEFAULT_BASE_PORT,
 ) -> PortReservation:
-    """The ports of one match: the block at `base_port`, or the first free block at or above 26000."""
+    """The ports of one match: the block at `base_port`, or the first free block at or above `first_port`."""
     if base_port is not None:
         ports = assign_ports(territory_ids, base_port)
         locks = _lock_all(ports, lock_dir)
@@ -110,7 +120,7 @@ def reserve_ports(
             raise
         return PortReservation(base_port, ports, automatic=False, _locks=locks)
     width = 2 * len(territory_ids)
-    for candidate in range(DEFAULT_BASE_PORT, _MAX_PORT - width + 2, width):
+    for candidate in range(first_port, _MAX_PORT - width + 2, width):
         ports = assign_ports(territory_ids, candidate)
         locks = _lock_all(ports, lock_dir)
         if locks is None:
@@ -118,7 +128,7 @@ def reserve_ports(
         if all(port_is_free(p) for pair in ports.values() for p in (pair.ssh, pair.service)):
             return PortReservation(candidate, ports, automatic=True, _locks=locks)
         _close(locks)
-    raise AoeError(f"no block of {width} free loopback ports at or above {DEFAULT_BASE_PORT}")
+    raise AoeError(f"no block of {width} free loopback ports at or above {first_port}")
 
 
 def _lock_all(ports: dict[str, TerritoryPorts], lock_dir: Path) -> list[int] | None:

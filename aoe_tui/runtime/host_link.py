@@ -137,10 +137,6 @@ class HostLink:
             )
         return result
 
-    def stream(self, command: str) -> Callable[[], asyncssh.SSHClientProcess]:
-        """A factory for a long-running host command (see `mirror`)."""
-        return lambda: self._live().create_process(command, encoding=None)  # type: ignore[return-value]
-
     async def mirror(self, remote: PurePosixPath, local: Path) -> asyncio.Task:
         """Copy `remote` into `local` as it grows (a console log): `tail -F` over the connection, until cancelled."""
         local.parent.mkdir(parents=True, exist_ok=True)
@@ -204,8 +200,10 @@ class HostLink:
         try:
             async with self._live().start_sftp_client() as sftp:
                 for source in sources:
-                    await sftp.put(str(source), str(staging / source.name), sparse=True, progress_handler=report)
-                    done_before += source.stat().st_size
+                    target, size = str(staging / source.name), source.stat().st_size
+                    await sftp.put(str(source), target, sparse=True, progress_handler=report)
+                    await sftp.truncate(target, size)  # a sparse copy stops at the last data: the tail hole too
+                    done_before += size
         except (OSError, asyncssh.Error) as error:
             raise HostUnreachable(f"host {self.name}: image upload failed: {_say(error)}") from None
         await self.run(f"rm -rf {shlex.quote(str(final))} && mv {shlex.quote(str(staging))} {shlex.quote(str(final))}")

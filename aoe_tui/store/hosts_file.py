@@ -29,7 +29,8 @@ def read_inventory(path: Path) -> Inventory:
     try:
         inventory = Inventory.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
+        # A misspelt key also makes the key it meant "missing": the misspelling is the line worth reading.
+        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
         where = format_location(first["loc"])
         raise AoeError(
             f"{path}: field {where or '?'}: {first['msg']}" if where else f"{path}: {first['msg']}"

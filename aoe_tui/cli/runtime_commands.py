@@ -11,13 +11,16 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
+from aoe_tui.runtime.host_doctor import check_hosts
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import build_image
 from aoe_tui.runtime.image_layer import LAYERS, build_layer
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
+from aoe_tui.store.hosts_file import read_inventory
 
 _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
@@ -32,7 +35,10 @@ def image_build_command(args: argparse.Namespace) -> int:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
-    checks = asyncio.run(run_doctor(args.uri, args.base_port, args.territories, clean=args.clean))
+    if args.hosts is not None:
+        checks = asyncio.run(check_hosts(read_inventory(args.hosts)))
+    else:
+        checks = asyncio.run(run_doctor(args.uri, args.base_port, args.territories, clean=args.clean))
     ready = is_ready(checks)
     if args.json:
         print(json.dumps(report_json(checks), indent=2))
@@ -42,7 +48,8 @@ def doctor_command(args: argparse.Namespace) -> int:
             if check.fix and check.status != "ok":
                 print(f"        fix: {check.fix}")
         failed = [check.name for check in checks if check.status == "fail"]
-        print("ready: this machine can run matches" if ready else f"not ready: fix {', '.join(failed)}")
+        what = f"every host of {args.hosts}" if args.hosts is not None else "this machine"
+        print(f"ready: {what} can run matches" if ready else f"not ready: fix {', '.join(failed)}")
     return 0 if ready else 1
 
 
@@ -97,6 +104,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check this block of forwarded ports (default: that some free block exists)",
     )
     doctor.add_argument("--territories", type=int, default=3, help="how many territories' ports to check")
+    doctor.add_argument(
+        "--hosts",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="check every host of this hosts.toml instead (SSH, libvirt, KVM or TCG, image, capacity)",
+    )
     doctor.set_defaults(handler=doctor_command)
 
     vm = subparsers.add_parser("vm", help="a named guest VM to poke at by hand")

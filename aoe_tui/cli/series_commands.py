@@ -22,6 +22,7 @@ from aoe_tui.analysis.standings_format import standings_table
 from aoe_tui.cli.terminal_line import tell
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.benchmark import BenchmarkRunner
+from aoe_tui.engine.host_pool import HostPool
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.provider import ProcessLauncher
@@ -36,6 +37,7 @@ from aoe_tui.engine.series import (
 from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.store.manifest_file import load_manifest
+from aoe_tui.store.hosts_file import read_inventory
 from aoe_tui.store.series_files import read_suite
 
 SERIES_DIR = Path("series")
@@ -54,22 +56,33 @@ def standings(args: argparse.Namespace) -> int:
     return 0
 
 
-def real_round_factory(args: argparse.Namespace, manifest_path: Path) -> RunnerFactory:
-    """Each round on libvirt guests with adapter processes; ports are allocated per match automatically."""
+def real_round_factory(args: argparse.Namespace, manifest_path: Path, pool: HostPool | None = None) -> RunnerFactory:
+    """Each round on libvirt guests with adapter processes; ports are allocated per match automatically.
+
+    With a host pool (`--hosts`) each round runs on the host its plan names, and a drop of that host's link
+    stops the match as an infrastructure failure."""
     if args.drain_seconds is not None and args.drain_seconds < 0:
         raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
 
     def make(plan: RoundPlan) -> MatchRunner:
-        return MatchRunner(
+        provider = LibvirtProvider(args.uri) if pool is None or plan.host is None else pool.provider(plan.host)
+        runner = MatchRunner(
             manifest_path,
             plan.output,
-            LibvirtProvider(args.uri),
+            provider,
             ProcessLauncher(),
             drain_seconds=args.drain_seconds,
             manifest=plan.manifest,
         )
+        provider.on_lost = lambda reason: runner.infrastructure_lost("host", reason)
+        return runner
 
     return make
+
+
+def host_pool(args: argparse.Namespace) -> HostPool | None:
+    """The `--hosts` inventory as a pool (its lines prefixed like the series'), or None: this machine only."""
+    return HostPool(read_inventory(args.hosts), report=_say) if args.hosts is not None else None
 
 
 def narrated(factory: RunnerFactory) -> RunnerFactory:
@@ -122,7 +135,8 @@ def _stopped(reason: str, signum: int | None) -> int:
 
 def series(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else SERIES_DIR / load_manifest(args.manifest).arena.id
-    factory = real_round_factory(args, args.manifest)
+    pool = host_pool(args)
+    factory = real_round_factory(args, args.manifest, pool)
 
     def series_runner(make_runner: RunnerFactory, report: Callable[[str], None]) -> SeriesRunner:
         return SeriesRunner(
@@ -133,6 +147,7 @@ def series(args: argparse.Namespace) -> int:
             fresh=args.fresh,
             replays=args.replays,
             report=report,
+            pool=pool,
         )
 
     def finished() -> str:
@@ -155,13 +170,15 @@ def series(args: argparse.Namespace) -> int:
 
 def benchmark(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else BENCHMARK_DIR / read_suite(args.suite)[0].suite.id
+    pool = host_pool(args)
     runner = BenchmarkRunner(
         args.suite,
         output,
-        lambda manifest: narrated(real_round_factory(args, manifest)),
+        lambda manifest: narrated(real_round_factory(args, manifest, pool)),
         fresh=args.fresh,
         replays=args.replays,
         report=_say,
+        pool=pool,
     )
     return run_unattended(
         runner,
@@ -186,6 +203,14 @@ def _add_unattended_options(p: argparse.ArgumentParser) -> None:
         help="post-match drain for unfinished agents (default: the manifest's rules)",
     )
     p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    p.add_argument(
+        "--hosts",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="hosts.toml: spread the rounds over these hypervisors, as many at once as fit (docs/hosts.md; "
+        "default: this machine, one round at a time)",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -23,6 +23,7 @@ from aoe_tui.analysis.standings import (
 )
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.stop_signals import Stoppable
+from aoe_tui.engine.host_pool import HostPool
 from aoe_tui.engine.series import (
     DEFAULT_REPLAYS,
     Report,
@@ -57,6 +58,7 @@ class BenchmarkRunner(Stoppable):
         fresh: bool = False,
         replays: int = DEFAULT_REPLAYS,
         report: Report = print,
+        pool: HostPool | None = None,
     ) -> None:
         self.suite_path = Path(suite_path)
         self.suite, arenas = read_suite(self.suite_path)
@@ -65,6 +67,7 @@ class BenchmarkRunner(Stoppable):
         self.fresh = fresh
         self.replays = replays
         self.report = report
+        self.pool = pool  # `--hosts`: each arena's series spreads its rounds over these hosts
         self.plan: list[dict[str, Any]] = []
         for index, (manifest_path, rounds) in enumerate(arenas, 1):
             manifest = load_manifest(manifest_path)
@@ -154,6 +157,7 @@ class BenchmarkRunner(Stoppable):
             rounds=entry["rounds"],
             replays=self.replays,
             report=lambda line: self.report(f"[{arena_id}] {line}"),
+            pool=self.pool,
         )
         self.current = series
         try:

@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.hosts import Capacity, HostSpec, Inventory
+from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.libvirt_host import HostLost, LibvirtProvider
 from aoe_tui.engine.placement import HostLoad, choose_host
 from aoe_tui.runtime.host_link import HostLink
 from aoe_tui.runtime.hypervisor import Hypervisor
 from aoe_tui.runtime.image import require_image
+from aoe_tui.runtime.image_layer import layer_for
 from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.match_runtime import RemoteHost
 
@@ -37,10 +39,12 @@ class HostPool:
     def names(self) -> list[str]:
         return list(self.loads)
 
-    async def open(self, local_only: bool = False) -> None:
+    async def open(self, manifest: Manifest) -> None:
         """Preflight every host (libvirt answers; a remote one: its link and the image there); skip the failures.
 
-        `local_only`: the arena runs on local hosts only (an arena segment), so remote ones are skipped."""
+        An arena on an image layer with an arena segment (first-contact) runs on local hosts only."""
+        local_only = layer_for({t.image for t in manifest.territories}) is not None
+        self.loads = {h.name: HostLoad(h.name, h.capacity) for h in self.inventory.hosts}
         for host in self.inventory.hosts:
             try:
                 if host.remote and local_only:
@@ -104,5 +108,6 @@ class HostPool:
         )
 
     async def close(self) -> None:
-        for remote in self.remotes.values():
+        remotes, self.remotes = self.remotes, {}
+        for remote in remotes.values():
             await remote.link.close()

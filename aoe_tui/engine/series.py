@@ -211,7 +211,7 @@ class SeriesRunner(Stoppable):
                 for number in self.undecided():
                     await self._play_round(number)
             else:
-                await self._play_spread(self.undecided(), self.pool)
+                await self._play_on_pool(self.pool)
         except asyncio.CancelledError:
             if self.stop_reason is None:
                 raise
@@ -295,6 +295,14 @@ class SeriesRunner(Stoppable):
         self.stop_reason = reason
         self._task.cancel()
         return True
+
+    async def _play_on_pool(self, pool: HostPool) -> None:
+        """Preflight the hosts, play every undecided round over them, let go of the hosts."""
+        try:
+            await pool.open(self.manifest)
+            await self._play_spread(self.undecided(), pool)
+        finally:
+            await asyncio.shield(pool.close())
 
     async def _play_spread(self, numbers: list[int], pool: HostPool) -> None:
         """Every round in `numbers`, as many at once as the hosts take; a round whose host was lost goes back

@@ -57,8 +57,8 @@ async def run_doctor(
         _tool("mkfs.ext4", "mkfs.ext4", "e2fsprogs"),
         _tool("ssh client", "ssh", "openssh-client"),
         _virtlogd(),
-        _image(),
-        await asyncio.to_thread(_accel),
+        image_check(),
+        await asyncio.to_thread(accel_check),
         _ports(base_port, territories),
     ]
     checks.extend(await _libvirt(uri, clean))
@@ -83,7 +83,7 @@ def _virtlogd() -> Check:
     )
 
 
-def _image() -> Check:
+def image_check() -> Check:
     info = cached_image()
     if info is not None:
         return _ok("guest image", f"{info.path} (recipe {info.recipe_hash})")
@@ -96,7 +96,7 @@ def _image() -> Check:
     return Check("guest image", "fail", detail, "aoe image build")
 
 
-def _accel() -> Check:
+def accel_check() -> Check:
     info = cached_image()
     try:
         choice = choose_accel(info.kernel if info else None)

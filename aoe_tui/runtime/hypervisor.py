@@ -241,6 +241,12 @@ class Hypervisor:
             return "unknown"
         return " ".join(filter(None, (host_cpu.findtext("vendor"), host_cpu.findtext("model")))) or "unknown"
 
+    async def resources(self) -> tuple[int, int, bool]:
+        """(CPUs, memory MiB, whether libvirt offers KVM) of the host, for `aoe doctor --hosts`."""
+        info = await self.call(self._connection.getInfo)
+        capabilities = ET.fromstring(await self.call(self._connection.getCapabilities))
+        return int(info[2]), int(info[1]), capabilities.find(".//guest/arch/domain[@type='kvm']") is not None
+
     async def aoe_domains(self) -> list[DomainRecord]:
         domains = await self.call(self._connection.listAllDomains, 0)
         records = []

@@ -149,6 +149,8 @@ async def test_the_image_is_uploaded_once_per_recipe_hash_sparse(sshd, tmp_path)
 
 async def test_a_host_that_refuses_us_is_one_clear_line(sshd, tmp_path):
     spec = host_of(sshd, tmp_path / "work")
-    sshd.known_hosts.write_text(f"[127.0.0.1]:{sshd.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB8Tn2bQPhXjRTq2Ygcuu5N1FnN5k7QWkRFq4zGqsFbp\n")
+    sshd.known_hosts.write_text(
+        f"[127.0.0.1]:{sshd.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB8Tn2bQPhXjRTq2Ygcuu5N1FnN5k7QWkRFq4zGqsFbp\n"
+    )
     with pytest.raises(HostUnreachable, match=rf"host second: SSH to root@127.0.0.1:{sshd.port} failed: "):
         await HostLink(spec).connect()

@@ -44,11 +44,17 @@ def test_an_inventory_reads_with_key_paths_resolved_beside_it(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda t: t.replace("vcpus = 16", "vcpu = 16"), "field hosts[1].capacity.vcpu: Extra inputs are not permitted"),
+        (
+            lambda t: t.replace("vcpus = 16", "vcpu = 16"),
+            "field hosts[1].capacity.vcpu: Extra inputs are not permitted",
+        ),
         (lambda t: t.replace('labels = ["fast"]', 'lables = ["fast"]'), "field hosts[1].lables: Extra inputs"),
         (lambda t: t.replace('name = "rack-2"', 'name = "local"'), "host name 'local' appears more than once"),
         (lambda t: t.replace("vcpus = 2,", "vcpus = 0,"), "field hosts[0].capacity.vcpus: Input should be greater"),
-        (lambda t: t.replace('known_hosts = "keys/known_hosts"', 'known_hosts = "keys/nope"'), "hosts[1].ssh.known_hosts"),
+        (
+            lambda t: t.replace('known_hosts = "keys/known_hosts"', 'known_hosts = "keys/nope"'),
+            "hosts[1].ssh.known_hosts",
+        ),
         (lambda t: t.replace("[[hosts]]", "[[host]]", 1), "field host: Extra inputs are not permitted"),
         (lambda t: t + "\n[[hosts\n", "hosts.toml: "),
     ],

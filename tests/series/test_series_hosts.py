@@ -16,6 +16,7 @@ import pytest
 
 from aoe_tui.domain.hosts import Inventory
 from aoe_tui.engine.host_pool import HostPool
+from aoe_tui.testing.scripted_hosts import ScriptedHostPool
 from aoe_tui.engine.placement import match_need
 from aoe_tui.engine.series import SeriesRunner, SeriesStopped
 from aoe_tui.store.manifest_file import load_manifest
@@ -25,12 +26,13 @@ from tests.series.helpers import ScriptedRounds, quick_arena
 HELD_AT_S = 1.0
 
 
-def pool_for(arena, names=("a", "b")) -> HostPool:
-    """Hosts that each hold exactly one match of `arena`."""
+def pool_for(arena, names=("a", "b"), lines=None, failing=None) -> HostPool:
+    """Hosts that each hold exactly one match of `arena` (preflight scripted: `failing` host -> reason)."""
     need = match_need(load_manifest(arena))
     capacity = {"vcpus": need.vcpus, "memory_mib": need.memory_mib}
     hosts = [{"name": name, "uri": "qemu:///system", "capacity": capacity} for name in names]
-    return HostPool(Inventory.model_validate({"hosts": hosts}), report=lambda _line: None)
+    report = lines.append if lines is not None else lambda _line: None
+    return ScriptedHostPool(Inventory.model_validate({"hosts": hosts}), report, failing)
 
 
 def series_json(folder):
@@ -141,3 +143,20 @@ async def test_a_series_with_every_host_lost_stops_with_one_line(tmp_path):
     with pytest.raises(Exception, match=r"round 1 needs 3 vCPUs and \d+ MiB on one host; no host is left"):
         await SeriesRunner(arena, output, factory, rounds=1, report=lines.append, pool=pool).run()
     assert series_json(output)["rounds_completed"] == 0
+
+
+async def test_a_host_failing_preflight_is_skipped_with_a_line_and_the_others_play(tmp_path):
+    arena, output, lines = quick_arena(tmp_path / "arena"), tmp_path / "series", []
+    pool = pool_for(
+        arena, names=("a", "b"), lines=lines, failing={"a": "host a: SSH to root@127.0.0.1:1 failed: refused"}
+    )
+    final = await SeriesRunner(arena, output, ScriptedRounds(arena), rounds=2, report=lines.append, pool=pool).run()
+    assert "host a skipped: host a: SSH to root@127.0.0.1:1 failed: refused" in lines
+    assert [r["host"] for r in final["rounds"]] == ["b", "b"]
+
+
+async def test_a_series_whose_every_host_fails_preflight_is_one_line(tmp_path):
+    arena, output, lines = quick_arena(tmp_path / "arena"), tmp_path / "series", []
+    pool = pool_for(arena, names=("a",), lines=lines, failing={"a": "host a: libvirt unreachable"})
+    with pytest.raises(Exception, match="no host of the inventory passed preflight"):
+        await SeriesRunner(arena, output, ScriptedRounds(arena), report=lines.append, pool=pool).run()

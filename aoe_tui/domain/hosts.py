@@ -48,6 +48,9 @@ class HostSpec(_Strict):
     work_dir: str = DEFAULT_REMOTE_WORK_DIR  # a remote host's images, overlays and console logs live here
     guest_base_port: int = Field(default=DEFAULT_GUEST_BASE_PORT, ge=1024, le=65000)
     accel: Literal["tcg", "kvm"] = "tcg"  # a remote host's guests (a local host probes its own KVM)
+    guest_address: str = Field(default="127.0.0.1", pattern=r"^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$")
+    """The remote host's loopback address its guests' forwards bind to: always loopback, never reachable from
+    elsewhere; only the coordinator's tunnels reach it."""
 
     @property
     def remote(self) -> bool:

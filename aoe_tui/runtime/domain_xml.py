@@ -90,6 +90,7 @@ class DomainSpec:
     owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
     base_image: PurePath | None = None  # the raw backing file of `disk`; None: whatever its header names
+    forward_address: str = LOOPBACK  # the hypervisor's loopback address its SSH and service forwards bind to
     unprivileged_qemu: bool = False
     arena_nic: ArenaNic | None = None
 
@@ -99,8 +100,8 @@ class DomainSpec:
     def netdev_arg(self) -> str:
         return (
             f"user,id=n0,restrict=on,"
-            f"hostfwd=tcp:{LOOPBACK}:{self.ssh_port}-:22,"
-            f"hostfwd=tcp:{LOOPBACK}:{self.service_port}-:{self.guest_service_port}"
+            f"hostfwd=tcp:{self.forward_address}:{self.ssh_port}-:22,"
+            f"hostfwd=tcp:{self.forward_address}:{self.service_port}-:{self.guest_service_port}"
         )
 
 

@@ -126,6 +126,7 @@ class TerritoryVM:
             owner_host=socket.gethostname(),
             owner_kind=c.owner_kind,
             base_image=self.site.image.path,
+            forward_address=self.site.forward_address,
             unprivileged_qemu=c.unprivileged_qemu,
             arena_nic=c.arena_nic,
         )

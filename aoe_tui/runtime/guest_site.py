@@ -20,7 +20,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.host_link import HostLink, Tunnel
 from aoe_tui.runtime.image import ImageInfo
 from aoe_tui.runtime.overlay import create_overlay, overlay_argv
-from aoe_tui.runtime.ports import TerritoryPorts
+from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.store.match_layout import TerritoryPaths
 
 
@@ -45,6 +45,10 @@ class GuestSite(Protocol):
     def autodestroy(self) -> bool:
         """The domain dies with the libvirt connection that made it."""
 
+    @property
+    def forward_address(self) -> str:
+        """The hypervisor's loopback address the guest's forwards bind to."""
+
     def has_disk(self) -> bool: ...
 
     async def make_disk(self, size_mib: int) -> None: ...
@@ -58,6 +62,7 @@ class LocalSite:
     """A guest on this machine: everything in the match directory, forwards used directly."""
 
     autodestroy = False
+    forward_address = LOOPBACK
 
     def __init__(self, paths: TerritoryPaths, image: ImageInfo, ports: TerritoryPorts) -> None:
         self.image = image
@@ -92,6 +97,7 @@ class RemoteSite:
         self.disk = directory / "overlay.qcow2"
         self.console_log = directory / "console.log"
         self.tunnels = tunnels
+        self.forward_address = link.spec.guest_address
         self.access = TerritoryPorts(tunnels[0].local_port, tunnels[1].local_port)
         self._made = False
         self._mirror: asyncio.Task | None = None

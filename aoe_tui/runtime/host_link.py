@@ -113,11 +113,11 @@ class HostLink:
         return self._connection
 
     async def forward(self, remote_port: int) -> Tunnel:
-        """A new local port on 127.0.0.1 reaching the host's 127.0.0.1:`remote_port`."""
+        """A new local port on 127.0.0.1 reaching `remote_port` on the host's loopback (its `guest_address`)."""
         tunnel = Tunnel(remote_port, None)  # type: ignore[arg-type]  # the listener needs the tunnel's counter
         try:
             tunnel.listener = await self._live().forward_local_port(
-                LOOPBACK, 0, LOOPBACK, remote_port, accept_handler=tunnel._accept
+                LOOPBACK, 0, self.spec.guest_address, remote_port, accept_handler=tunnel._accept
             )
         except (OSError, asyncssh.Error) as error:
             raise HostUnreachable(

@@ -57,23 +57,26 @@ class LoopbackSSHD:
         query = f"keyfile={quote(str(self.key_file))}&sshauth=privkey&no_verify=1"
         return f"qemu+ssh://root@{LOOPBACK}:{self.port}/system?{query}"
 
-    def hosts_entry(self, name: str, vcpus: int, memory_mib: int, work_dir: Path, guest_base_port: int) -> str:
+    def hosts_entry(
+        self, name: str, vcpus: int, memory_mib: int, work_dir: Path, guest_base_port: int, guest_address: str
+    ) -> str:
         """This server as one `[[hosts]]` table of a hosts.toml."""
         return (
             f'[[hosts]]\nname = "{name}"\nuri = "{self.libvirt_uri()}"\nwork_dir = "{work_dir}"\n'
-            f"guest_base_port = {guest_base_port}\n"
+            f'guest_base_port = {guest_base_port}\nguest_address = "{guest_address}"\n'
             f"capacity = {{ vcpus = {vcpus}, memory_mib = {memory_mib} }}\n"
             f'ssh = {{ host = "{LOOPBACK}", port = {self.port}, user = "root", key_file = "{self.key_file}", '
             f'known_hosts = "{self.known_hosts}" }}\n'
         )
 
-    def forwarded_ports(self) -> list[int]:
-        """The target port of every connection forwarded through this server so far (from its log)."""
-        ports = []
+    def forwarded(self) -> list[tuple[str, int]]:
+        """The target (address, port) of every connection forwarded through this server so far (from its log)."""
+        targets = []
         for line in self.log.read_text(errors="replace").splitlines():
-            if _DIRECT in line and "port" in line:
-                ports.append(int(line.rsplit("port", 1)[1].split()[0].strip(",")))
-        return ports
+            if _DIRECT in line and " target " in line:
+                address, _, port = line.rsplit(" target ", 1)[1].split()[:3]
+                targets.append((address, int(port)))
+        return targets
 
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)

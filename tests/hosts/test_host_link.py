@@ -88,7 +88,7 @@ async def test_bytes_to_a_guest_port_go_through_the_tunnel_and_stop_when_the_hos
     tunnel = await link.forward(target)
     assert tunnel.local_port != target
     assert [await talk(tunnel.local_port, b"one"), await talk(tunnel.local_port, b"two")] == [b"echo:one", b"echo:two"]
-    assert tunnel.connections == 2 and sshd.forwarded_ports() == [target, target] and len(peers) == 2
+    assert tunnel.connections == 2 and sshd.forwarded() == [("127.0.0.1", target)] * 2 and len(peers) == 2
     sshd.kill()
     await asyncio.wait_for(link.lost.wait(), 10)
     assert link.lost_reason == "host second: its SSH connection was lost"

@@ -57,6 +57,10 @@ def test_an_inventory_reads_with_key_paths_resolved_beside_it(tmp_path):
         ),
         (lambda t: t.replace("[[hosts]]", "[[host]]", 1), "field host: Extra inputs are not permitted"),
         (lambda t: t + "\n[[hosts\n", "hosts.toml: "),
+        (
+            lambda t: t.replace('labels = ["fast"]', 'guest_address = "10.0.0.2"'),
+            "field hosts[1].guest_address: String",
+        ),
     ],
 )
 def test_every_mistake_is_one_line_naming_the_file_and_field(tmp_path, edit, message):

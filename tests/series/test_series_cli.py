@@ -13,7 +13,7 @@ def test_aoe_series_headless_prints_rounds_events_and_progress_and_resumes(tmp_p
     arena, output = quick_arena(tmp_path / "arena"), tmp_path / "series"
     factories = []
 
-    def scripted(args, manifest):
+    def scripted(args, manifest, pool=None):
         factories.append(ScriptedRounds(manifest))
         return factories[-1]
 
@@ -47,7 +47,9 @@ def test_aoe_benchmark_headless_writes_benchmark_json_and_standings_read_it(tmp_
     from tests.series.test_benchmark import write_suite
 
     suite, output = write_suite(tmp_path), tmp_path / "bench"
-    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: ScriptedRounds(manifest))
+    monkeypatch.setattr(
+        series_commands, "real_round_factory", lambda args, manifest, pool=None: ScriptedRounds(manifest)
+    )
     assert main(["benchmark", str(suite), "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert "aoe series: [first-build-duo] round 1/2 started" in out and f"benchmark folder: {output}" in out
@@ -75,7 +77,7 @@ def test_sigterm_mid_round_exits_143_with_the_round_kept_as_interrupted(tmp_path
                 )
             return runner
 
-    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: Terminating(manifest))
+    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest, pool=None: Terminating(manifest))
     assert main(["series", str(arena), "--output", str(output), "--headless"]) == 128 + signal.SIGTERM
     err = capsys.readouterr().err
     assert "stopped: the aoe process was terminated (SIGTERM)" in err and "run the same command to resume" in err

@@ -202,7 +202,9 @@ def test_a_folder_that_cannot_be_resumed_is_one_line_before_the_app_opens(tmp_pa
     arena, output = quick_arena(tmp_path / "arena"), tmp_path / "series"
     (output / "notes.txt").parent.mkdir()
     (output / "notes.txt").write_text("not a series")
-    monkeypatch.setattr(series_commands, "real_round_factory", lambda args, manifest: ScriptedRounds(manifest))
+    monkeypatch.setattr(
+        series_commands, "real_round_factory", lambda args, manifest, pool=None: ScriptedRounds(manifest)
+    )
     monkeypatch.setattr(SeriesLiveApp, "run", lambda app: pytest.fail("the app opened"))
     assert main(["series", str(arena), "--output", str(output)]) == 2
     assert capsys.readouterr().err == f"aoe: {output}: exists and holds no series.json; choose another --output\n"

@@ -44,7 +44,7 @@ def let_round_one_go_on() -> None:
 
 
 threading.Thread(target=let_round_one_go_on, daemon=True).start()
-series_commands.real_round_factory = lambda args, manifest: rounds
+series_commands.real_round_factory = lambda args, manifest, pool=None: rounds
 sys.exit(main(["series", str(arena), "--output", str(output), "--rounds", "2"]))
 """
 

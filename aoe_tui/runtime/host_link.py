@@ -140,9 +140,10 @@ class HostLink:
     async def mirror(self, remote: PurePosixPath, local: Path) -> asyncio.Task:
         """Copy `remote` into `local` as it grows (a console log): `tail -F` over the connection, until cancelled."""
         local.parent.mkdir(parents=True, exist_ok=True)
-        process = await self._live().create_process(
-            f"tail -c +1 -F {shlex.quote(str(remote))} 2>/dev/null", encoding=None
-        )
+        # tail lives until our end of the channel closes (cat sees EOF), not until it next writes to a closed
+        # pipe: a log that stopped growing would otherwise keep it running on the host for good.
+        command = f"tail -c +1 -F {shlex.quote(str(remote))} 2>/dev/null & cat > /dev/null; kill $!"
+        process = await self._live().create_process(command, encoding=None)
 
         async def pump() -> None:
             try:

@@ -21,6 +21,7 @@ UNVERIFIED_VM_MODULES = {
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
     "tests/engine/test_vm_zero_downtime_rollout.py",
+    "tests/series/test_vm_scale_out.py",
 }
 OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_first_contact.py",  # 6 passed in 528 s

@@ -149,10 +149,14 @@ class LibvirtProvider:
             f"loopback ports {reservation.base_port}..{last} "
             f"({'chosen automatically' if reservation.automatic else 'from --base-port'})",
         )
+        where = LOOPBACK if self.remote is None else self.remote.link.spec.guest_address
+        through = "" if self.remote is None else f" on host {self.host_name}, reached through its SSH link"
         for spec in specs:
             ports = self.runtime.ports[spec.territory_id]
             recorder.progress(
-                "boot", f"booting VM (ssh 127.0.0.1:{ports.ssh}, service 127.0.0.1:{ports.service})", spec.territory_id
+                "boot",
+                f"booting VM (ssh {where}:{ports.ssh}, service {where}:{ports.service}{through})",
+                spec.territory_id,
             )
         await self.runtime.start()
         if self.host_name is not None:

@@ -54,7 +54,7 @@ class LoopbackSSHD:
         `no_verify=1`: that transport runs the `ssh` program, which checks host keys only against the user's
         own ~/.ssh/known_hosts, and a test must not edit root's. The coordinator's own link (every guest
         byte) pins the host key in `known_hosts`; docs/hosts.md says how to pin it for libvirt too."""
-        query = f"keyfile={quote(str(self.key_file))}&sshauth=privkey&no_verify=1"
+        query = f"keyfile={quote(str(self.key_file))}&no_verify=1&no_tty=1"
         return f"qemu+ssh://root@{LOOPBACK}:{self.port}/system?{query}"
 
     def hosts_entry(

@@ -21,7 +21,6 @@ UNVERIFIED_VM_MODULES = {
     "tests/agents_real/test_harness_on_guest.py",
     "tests/agents_real/test_openai_agent_in_a_match.py",
     "tests/engine/test_vm_zero_downtime_rollout.py",
-    "tests/series/test_vm_scale_out.py",
 }
 OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_first_contact.py",  # 6 passed in 528 s
@@ -29,6 +28,7 @@ OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_primary_failover.py",  # 6 passed in 264 s
     "tests/engine/test_vm_traffic_surge.py",  # 5 passed in 438 s
     "tests/series/test_vm_series.py",  # 3 rounds, 770 s
+    "tests/series/test_vm_scale_out.py",  # 3 passed in 778 s (two 2-round series over 2 hosts, one host killed)
 }
 SKIP_REASONS = {
     **{m: "real-VM module not yet seen passing on this machine (AOE_ALL_VM=1 runs it)" for m in UNVERIFIED_VM_MODULES},

@@ -21,7 +21,7 @@ from aoe_tui.runtime.host_link import HostLink, Tunnel
 from aoe_tui.runtime.image import ImageInfo
 from aoe_tui.runtime.overlay import create_overlay, overlay_argv
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
-from aoe_tui.store.match_layout import TerritoryPaths
+from aoe_tui.store.match_layout import CONSOLE_LOG_NAME, OVERLAY_NAME, TerritoryPaths
 
 
 class GuestSite(Protocol):
@@ -94,8 +94,8 @@ class RemoteSite:
         self.link = link
         self.image = image
         self.directory = directory
-        self.disk = directory / "overlay.qcow2"
-        self.console_log = directory / "console.log"
+        self.disk = directory / OVERLAY_NAME
+        self.console_log = directory / CONSOLE_LOG_NAME
         self.tunnels = tunnels
         self.forward_address = link.spec.guest_address
         self.access = TerritoryPorts(tunnels[0].local_port, tunnels[1].local_port)

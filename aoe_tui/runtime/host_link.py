@@ -27,6 +27,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.hosts import HostSpec
 from aoe_tui.runtime.image import MANIFEST, ImageInfo
 from aoe_tui.runtime.ports import LOOPBACK
+from aoe_tui.runtime.ssh import close_gracefully
 
 Progress = Callable[[str], None]
 CONNECT_TIMEOUT_S = 20.0
@@ -215,11 +216,7 @@ class HostLink:
         self._closing = True
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
-            try:
-                await asyncio.wait_for(connection.wait_closed(), 5)
-            except (asyncio.TimeoutError, OSError, asyncssh.Error):
-                connection.abort()
+            await close_gracefully(connection)
         if self._watch is not None:
             self._watch.cancel()
 

@@ -267,11 +267,16 @@ class GuestSSH:
     async def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
-            try:
-                await asyncio.wait_for(connection.wait_closed(), 5)
-            except (asyncio.TimeoutError, OSError, asyncssh.Error):
-                connection.abort()
+            await close_gracefully(connection)
+
+
+async def close_gracefully(connection: asyncssh.SSHClientConnection, seconds: float = 5) -> None:
+    """Say goodbye, and abort when the other side does not answer it within `seconds` (a stalled guest or host)."""
+    connection.close()
+    try:
+        await asyncio.wait_for(connection.wait_closed(), seconds)
+    except (asyncio.TimeoutError, OSError, asyncssh.Error):
+        connection.abort()
 
 
 class _CapReached(Exception):

@@ -6,35 +6,16 @@ inventory and its keys can be kept together and moved as one folder.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-
-from pydantic import ValidationError
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.hosts import Inventory
-from aoe_tui.domain.manifest_rules import format_location
+from aoe_tui.store.manifest_file import read_manifest_data, validated
 
 
 def read_inventory(path: Path) -> Inventory:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AoeError(f"{path}: no such hosts file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise AoeError(f"{path}: cannot read hosts file ({error.__class__.__name__})") from None
-    except tomllib.TOMLDecodeError as error:
-        raise AoeError(f"{path}: {error}") from None
-    try:
-        inventory = Inventory.model_validate(data)
-    except ValidationError as error:
-        # A misspelt key also makes the key it meant "missing": the misspelling is the line worth reading.
-        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        where = format_location(first["loc"])
-        raise AoeError(
-            f"{path}: field {where or '?'}: {first['msg']}" if where else f"{path}: {first['msg']}"
-        ) from None
+    inventory = validated(Inventory, read_manifest_data(path, "hosts file"), path)
     hosts = []
     for index, host in enumerate(inventory.hosts):
         if host.ssh is None:

@@ -15,10 +15,15 @@ import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
-from aoe_tui.domain.manifest_rules import Problem, validate_manifest
+from aoe_tui.domain.manifest_rules import Problem, format_location, validate_manifest
+
+M = TypeVar("M", bound=BaseModel)
 
 PROJECT_VERIFY = Path(__file__).resolve().parents[2] / "verify"
 """The project's own verifier scripts, shared by the bundled arenas (`verifier = "verify/service-up.sh"`)."""
@@ -56,6 +61,17 @@ def read_manifest_data(path: Path, what: str = "manifest") -> dict:
     if not isinstance(data, dict):
         raise AoeError(f"{path}: a {what} must be a table/object")
     return data
+
+
+def validated(model: type[M], data: dict, path: Path) -> M:
+    """`data` as `model`, or one line naming the file and the first field at fault. A misspelt key also makes
+    the key it meant "missing": the misspelling is the line worth reading, so it comes first."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        first = min(error.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        where = format_location(first["loc"])
+        raise AoeError(f"{path}: field {where}: {first['msg']}" if where else f"{path}: {first['msg']}") from None
 
 
 def checked_manifest(path: Path, fleet: Path | None = None) -> tuple[Manifest | None, list[FileProblem]]:

@@ -78,6 +78,11 @@ class AgentPaths:
         return self._file("analysis.json")
 
 
+CONSOLE_LOG_NAME = "console.log"
+OVERLAY_NAME = "overlay.qcow2"
+"""The names of a guest's console log and disk in its folder: here, or in a remote host's work directory."""
+
+
 @dataclass(frozen=True)
 class TerritoryPaths:
     """One territory's folder (`territories/<id>/`): the guest's disk and console, the verifiers' scratch."""
@@ -86,11 +91,11 @@ class TerritoryPaths:
 
     @property
     def console_log(self) -> Path:
-        return self.directory / "console.log"
+        return self.directory / CONSOLE_LOG_NAME
 
     @property
     def overlay(self) -> Path:
-        return self.directory / "overlay.qcow2"
+        return self.directory / OVERLAY_NAME
 
     @property
     def verifier_scratch(self) -> Path:

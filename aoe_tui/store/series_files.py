@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.manifest_rules import format_location
+from aoe_tui.store.manifest_file import read_manifest_data, validated
 
 SERIES_FILE = "series.json"
 BENCHMARK_FILE = "benchmark.json"
@@ -124,19 +123,7 @@ class Suite(SuiteModel):
 def read_suite(path: Path) -> tuple[Suite, list[tuple[Path, int | None]]]:
     """The suite and its arenas as (manifest path resolved beside the suite file, rounds or None)."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AoeError(f"{path}: no such suite") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise AoeError(f"{path}: cannot read suite ({error.__class__.__name__})") from None
-    except tomllib.TOMLDecodeError as error:
-        raise AoeError(f"{path}: {error}") from None
-    try:
-        suite = Suite.model_validate(data)
-    except ValidationError as error:
-        first = error.errors()[0]
-        raise AoeError(f"{path}: field {format_location(first['loc']) or '?'}: {first['msg']}") from None
+    suite = validated(Suite, read_manifest_data(path, "suite"), path)
     arenas = [((path.parent / a.manifest).resolve(), a.rounds) for a in suite.arenas]
     for index, (manifest, _) in enumerate(arenas):
         if not manifest.is_file():

@@ -2,10 +2,10 @@
 
 Run as its own process (so its memory is not the client's): asyncssh accepts
 only the given client key and runs each command with /bin/sh on this host,
-its pipes wired straight to the channel, just as sshd would. Prints "ready"
-once listening. Tests start it with `running_server(directory)`.
+its pipes wired straight to the channel, just as sshd would. Prints "ready PORT"
+once listening on a port of its own choosing. Tests start it with `running_server(directory)`.
 
-usage: python ssh_loopback_server.py PORT HOST_KEY AUTHORIZED_KEYS
+usage: python ssh_loopback_server.py HOST_KEY AUTHORIZED_KEYS
 """
 
 import asyncio
@@ -16,28 +16,26 @@ from pathlib import Path
 
 import asyncssh
 
-# H5's loopback range (32400-32599); the VM tests take the lower part.
-_PORTS = range(32580, 32600)
-
 
 @contextlib.contextmanager
 def running_server(directory: Path):
     """Yield (MatchKeys, port) of a fresh server authorizing a fresh client key in `directory`."""
     from aoe_tui.runtime.keys import MatchKeys
-    from aoe_tui.runtime.ports import port_is_free
 
     keys = MatchKeys.ensure(directory / "client")
     host_key = directory / "host_key"
     host_key.write_bytes(asyncssh.generate_private_key("ssh-ed25519").export_private_key())
-    port = next(p for p in _PORTS if port_is_free(p))
+    # The server binds a port of the kernel's choosing and names it: two test workers never race for one.
     process = subprocess.Popen(
-        [sys.executable, __file__, str(port), str(host_key), str(keys.public_key_path)],
+        [sys.executable, __file__, str(host_key), str(keys.public_key_path)],
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-        yield keys, port
+        assert process.stdout is not None
+        word, port = process.stdout.readline().split()
+        assert word == "ready"
+        yield keys, int(port)
     finally:
         process.kill()
         process.wait()
@@ -68,18 +66,18 @@ async def _feed(channel: asyncssh.SSHReader, pipe) -> None:
         pipe.close()
 
 
-async def main(port: int, host_key: str, authorized_keys: str) -> None:
-    await asyncssh.listen(
+async def main(host_key: str, authorized_keys: str) -> None:
+    server = await asyncssh.listen(
         "127.0.0.1",
-        port,
+        0,
         server_host_keys=[host_key],
         authorized_client_keys=authorized_keys,
         process_factory=handle,
         encoding=None,
     )
-    print("ready", flush=True)
+    print("ready", server.get_port(), flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2], sys.argv[3]))
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

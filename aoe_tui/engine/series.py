@@ -165,7 +165,7 @@ class SeriesRunner(Stoppable):
         self._round_seconds: list[float] = []
         self._started_at = 0.0
         self._listeners: list[SeriesListener] = []
-        self._running: dict[int, MatchRunner] = {}  # with a pool: the rounds in flight
+        self._running: dict[int, tuple[RoundPlan, MatchRunner]] = {}  # the rounds in flight (several with a pool)
         self._host_failures: dict[int, list[dict[str, str]]] = {}
 
     @property
@@ -186,6 +186,10 @@ class SeriesRunner(Stoppable):
         """The round numbers `series.json` does not list yet, in order."""
         decided = {entry["round"] for entry in self.checkpoint["rounds"]}
         return [n for n in range(1, self.checkpoint["rounds_requested"] + 1) if n not in decided]
+
+    def in_flight(self) -> dict[int, str | None]:
+        """The rounds whose match is under way, each with the host that runs it (None: this machine)."""
+        return {number: plan.host for number, (plan, _) in sorted(self._running.items())}
 
     def upcoming(self) -> list[tuple[int, dict[str, str]]]:
         """The rounds not decided yet, in the order they will be played, each with its seats."""
@@ -334,7 +338,7 @@ class SeriesRunner(Stoppable):
         """The series is stopping (or failed): every round still in flight records the stop and tears down."""
         reason = self.stop_reason or "the series stopped"
         for task, (number, _host) in running.items():
-            runner = self._running.get(number)
+            runner = self._running[number][1] if number in self._running else None
             if runner is None or not runner.request_stop(reason):
                 task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
@@ -416,7 +420,7 @@ class SeriesRunner(Stoppable):
         """One match; None when it could not be played (a boot or infrastructure error, named in the report)."""
         runner = self.make_runner(plan)
         self.current = runner
-        self._running[plan.number] = runner
+        self._running[plan.number] = (plan, runner)
         self._publish(RoundStarted(plan, runner))
         try:
             return await runner.run()

@@ -14,6 +14,7 @@ import json
 
 import pytest
 
+from aoe_tui.app.view.series_progress import SeriesLog, series_progress
 from aoe_tui.domain.hosts import Inventory
 from aoe_tui.engine.host_pool import HostPool
 from aoe_tui.testing.scripted_hosts import ScriptedHostPool
@@ -59,6 +60,9 @@ async def test_rounds_run_at_once_on_two_hosts_and_may_finish_out_of_order(tmp_p
     assert early["rounds"][0]["host"] == "b" and series.undecided() == [1, 3]
     await wait_for(lambda: (3, 1) in factory.plans)  # round 3 takes round 2's host while round 1 still runs
     assert 1 in series.undecided()
+    await wait_for(lambda: 3 in series.in_flight())
+    progress = series_progress(series, playing=3, ended=None, log=SeriesLog())
+    assert [(r.number, r.state) for r in progress.rounds] == [(1, "playing on host a"), (3, "playing on host b")]
     factory.sources[1].limit = float("inf")
     final = await task
     assert final == series_json(output) and final["rounds_completed"] == 3

@@ -32,7 +32,7 @@ class SeriesLog:
 class UpcomingRound:
     number: int
     seats: dict[str, str]  # agent -> territory
-    state: str  # "playing" (its match is under way) or "next"
+    state: str  # "playing" (its match is under way; "playing on host NAME" with `--hosts`) or "next"
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,15 @@ class SeriesProgress:
 
 
 def series_progress(series: SeriesRunner, playing: int | None, ended: str | None, log: SeriesLog) -> SeriesProgress:
-    """The series' remaining rounds (`playing`: the one whose match is under way), its time left and its log."""
-    rounds = [
-        UpcomingRound(number, seats, "playing" if number == playing else "next") for number, seats in series.upcoming()
-    ]
+    """The series' remaining rounds (`playing`: the one the app follows; with a host pool every round in flight
+    is playing, on the host it names), its time left and its log."""
+    in_flight = series.in_flight()
+    rounds = [UpcomingRound(number, seats, _state(number, playing, in_flight)) for number, seats in series.upcoming()]
     return SeriesProgress(rounds, series.seconds_left(), ended, list(log.lines))
+
+
+def _state(number: int, playing: int | None, in_flight: dict[int, str | None]) -> str:
+    host = in_flight.get(number)
+    if host is not None:
+        return f"playing on host {host}"
+    return "playing" if number == playing or number in in_flight else "next"

@@ -61,7 +61,6 @@ class HostPool:
             raise AoeError("no host of the inventory passed preflight; `aoe doctor --hosts FILE` says more")
 
     async def _preflight(self, host: HostSpec) -> None:
-        link = None
         if host.remote:
             link = HostLink(host)
             await link.connect()
@@ -86,11 +85,7 @@ class HostPool:
         self.loads[name].give_back(need)
 
     def could_ever_fit(self, need: Capacity) -> bool:
-        return any(
-            load.capacity.vcpus >= need.vcpus and load.capacity.memory_mib >= need.memory_mib
-            for name, load in self.loads.items()
-            if self.lost(name) is None
-        )
+        return any(load.fits(need, when_idle=True) for name, load in self.loads.items() if self.lost(name) is None)
 
     def lost(self, name: str) -> str | None:
         """Why the host is gone for this run, or None while it is up."""

@@ -30,11 +30,10 @@ class HostLoad:
     used_vcpus: int = 0
     used_mib: int = 0
 
-    def fits(self, need: Capacity) -> bool:
-        return (
-            self.used_vcpus + need.vcpus <= self.capacity.vcpus
-            and self.used_mib + need.memory_mib <= self.capacity.memory_mib
-        )
+    def fits(self, need: Capacity, when_idle: bool = False) -> bool:
+        """Room for `need` now, or (`when_idle`) once its running matches are over."""
+        used_vcpus, used_mib = (0, 0) if when_idle else (self.used_vcpus, self.used_mib)
+        return used_vcpus + need.vcpus <= self.capacity.vcpus and used_mib + need.memory_mib <= self.capacity.memory_mib
 
     def share_left_after(self, need: Capacity) -> float:
         return min(

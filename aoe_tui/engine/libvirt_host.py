@@ -117,11 +117,6 @@ class LibvirtProvider:
         recorder.progress("image", "checking the guest image")
         image = require_image()
         layer = layer_for({t.image for t in manifest.territories})
-        if layer is not None and self.remote is not None:
-            raise AoeError(
-                f"arena {manifest.arena.id}: image layer {layer.name} (with its arena segment) runs on a local host "
-                f"only; host {self.host_name} is remote"
-            )
         if layer is not None:
             image = require_layer(layer, image)
         self._watch_remote()

@@ -29,6 +29,11 @@ from aoe_tui.runtime.image import MANIFEST, ImageInfo
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import close_gracefully
 
+# The mirror of a remote console is bounded as virtlogd bounds a local one (`max_size` 2 MiB, `max_backups` 3):
+# a guest flooding its serial console fills neither host's disk.
+CONSOLE_FILE_MAX_BYTES = 2 * 1024 * 1024
+CONSOLE_BACKUPS = 3
+
 Progress = Callable[[str], None]
 CONNECT_TIMEOUT_S = 20.0
 KEEPALIVE_INTERVAL_S = 5
@@ -148,10 +153,17 @@ class HostLink:
 
         async def pump() -> None:
             try:
-                with open(local, "ab") as out:
+                out = open(local, "ab")
+                try:
                     while chunk := await process.stdout.read(65536):
+                        if out.tell() + len(chunk) > CONSOLE_FILE_MAX_BYTES:
+                            out.close()
+                            _rotate(local)
+                            out = open(local, "ab")
                         out.write(chunk)
                         out.flush()
+                finally:
+                    out.close()
             except (OSError, asyncssh.Error):
                 pass  # the connection went: what arrived stays, `lost` tells the match
             finally:
@@ -219,6 +231,16 @@ class HostLink:
             await close_gracefully(connection)
         if self._watch is not None:
             self._watch.cancel()
+
+
+def _rotate(log: Path) -> None:
+    """`log` becomes `log.0`, `log.0` becomes `log.1` and so on, the oldest dropped: virtlogd's own scheme, which
+    `TerritoryVM.console_tail` reads."""
+    for index in range(CONSOLE_BACKUPS - 1, 0, -1):
+        older = log.with_name(f"{log.name}.{index - 1}")
+        if older.exists():
+            older.replace(log.with_name(f"{log.name}.{index}"))
+    log.replace(log.with_name(f"{log.name}.0"))
 
 
 def _say(error: BaseException) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from aoe_tui.domain.hosts import HostSpec
-from aoe_tui.runtime.host_link import HostLink, HostUnreachable
+from aoe_tui.runtime.host_link import CONSOLE_BACKUPS, CONSOLE_FILE_MAX_BYTES, HostLink, HostUnreachable
 from aoe_tui.runtime.image import ImageInfo
 from aoe_tui.testing.loopback_sshd import SSHD, loopback_sshd
 
@@ -119,6 +119,27 @@ async def test_host_commands_console_mirror_and_fetch_share_the_connection(sshd,
     with pytest.raises(Exception, match="exited 3"):
         await link.run("exit 3")
     await link.close()
+
+
+async def test_a_flooded_console_mirror_rotates_like_virtlogd_and_stays_bounded(sshd, tmp_path):
+    link = HostLink(host_of(sshd, tmp_path / "work"))
+    await link.connect()
+    remote_log = tmp_path / "work" / "console.log"
+    await link.run(f"mkdir -p {remote_log.parent} && : > {remote_log}")
+    local = tmp_path / "match" / "console.log"
+    mirror = await link.mirror(remote_log, local)
+    flood = 12 * CONSOLE_FILE_MAX_BYTES  # a guest writing its console as fast as it can
+    await link.run(f"head -c {flood} /dev/zero | tr '\\0' x >> {remote_log}; echo 'login:' >> {remote_log}")
+    for _ in range(400):
+        if local.exists() and local.read_bytes().endswith(b"login:\n"):
+            break
+        await asyncio.sleep(0.05)
+    mirror.cancel()
+    await link.close()
+    kept = sorted(p.name for p in local.parent.iterdir())
+    assert kept == ["console.log", "console.log.0", "console.log.1", "console.log.2"]
+    assert sum(p.stat().st_size for p in local.parent.iterdir()) <= (CONSOLE_BACKUPS + 1) * CONSOLE_FILE_MAX_BYTES
+    assert local.read_bytes().endswith(b"login:\n")
 
 
 async def test_the_image_is_uploaded_once_per_recipe_hash_sparse(sshd, tmp_path):

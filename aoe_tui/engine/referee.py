@@ -26,6 +26,7 @@ from aoe_tui.domain.manifest import Budget, Build, Manifest, Milestone
 from aoe_tui.domain.world import AgentState
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.evidence_copies import EvidenceCopies
 from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
@@ -33,6 +34,7 @@ from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnava
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
 from aoe_tui.store.manifest_file import VERIFIER_HELPERS
 from aoe_tui.store.match_layout import MatchLayout
+from aoe_tui.store.rewrite_file import rewrite_in_place
 
 DURABLE_REASON = "first durable deployment"
 TIMER_REASON = "match timer expired"
@@ -77,6 +79,7 @@ class Referee:
         self.clock: MatchClock = recorder.clock
         self.verifiers = verifiers
         self.layout = MatchLayout(Path(work_dir))
+        self._evidence = EvidenceCopies(self.layout)
         self.agents: dict[str, AgentHandle] = {}
         self.over = False
         self.finished = asyncio.Event()
@@ -146,9 +149,10 @@ class Referee:
             self._start_evaluation(territory.id)
 
     async def settle(self) -> None:
-        """Wait for every running evaluation (tests tick, then settle, for determinism)."""
+        """Wait for every running evaluation and its evidence copies (tests tick, then settle, for determinism)."""
         while self._busy or self._budget_stops:
             await asyncio.gather(*list(self._busy.values()), *self._budget_stops, return_exceptions=True)
+        await self._evidence.written()
 
     def _start_evaluation(self, territory_id: str) -> None:
         if territory_id in self._busy or territory_id in self._unavailable:
@@ -228,7 +232,7 @@ class Referee:
             return False
         self._note_outcome(territory_id, milestone.id, outcome.passed, started_ms)
         if outcome.passed:
-            self._store_evidence(territory_id, milestone.id, outcome.evidence)
+            self._evidence.write(territory_id, milestone.id, outcome.evidence)
             self.recorder.emit(
                 ev.MilestonePassed(
                     territory=territory_id, milestone=milestone.id, points=milestone.points, evidence=outcome.evidence
@@ -302,7 +306,7 @@ class Referee:
             except RebootFailed as error:
                 return VerifierOutcome("failed", detail=f"host reboot: {error}"), "reboot_failed"
             proof_file = scratch / "reboot-proof.json"
-            proof_file.write_text(json.dumps(proof.to_json()))
+            rewrite_in_place(proof_file, json.dumps(proof.to_json()))
             env.update(AOE_REBOOT_PROOF=str(proof_file), AOE_VERIFY_PHASE="after_reboot")
         outcome = await run_verifier(script, env, timeout, evidence_file)
         if monitored and outcome.passed:
@@ -379,13 +383,8 @@ class Referee:
         milestones = self.world.territories[territory_id].milestones
         data = {mid: {"passed": m.passed, "evidence": m.evidence} for mid, m in milestones.items()}
         path = scratch / "previous-evidence.json"
-        path.write_text(json.dumps(data))
+        rewrite_in_place(path, json.dumps(data))
         return path
-
-    def _store_evidence(self, territory_id: str, milestone_id: str, evidence: object) -> None:
-        path = self.layout.evidence(territory_id, milestone_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(evidence, indent=2) + "\n")
 
     async def _arena_fault(self, territory_id: str, milestone: Milestone, component: str, detail: str) -> None:
         self.recorder.emit(
@@ -438,6 +437,7 @@ class Referee:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
         await self._stop_monitors("match_end")
+        await self._evidence.written()
         self.charge_usage()
         self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="finished"))
         self.recorder.emit(ev.MatchFinished(winner=winner, reason=reason))
@@ -465,6 +465,7 @@ class Referee:
             task.cancel()
         await asyncio.gather(*list(self._busy.values()), return_exceptions=True)
         await self._stop_monitors("match_end")
+        await self._evidence.written()
         self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="aborted", reason=reason))
         self.finished.set()
 

@@ -1,0 +1,52 @@
+"""The match folder's copy of each pass's evidence, written off the referee's loop.
+
+The log's `milestone_passed` holds the evidence; `evidence/<territory>/<milestone>.json`
+is its copy for a person reading the match folder. Creating a file is a journalled
+metadata change, about a millisecond on a busy disk, and a busy tick creates one per
+pass of every territory on the loop that also spawns the verifiers: a quarter of the
+referee's own cost at 30 territories (benchmarks/referee_overhead.py). So the copies
+are written on a worker thread, one after another in the order the passes were
+recorded (a later pass of the same milestone always wins), and the referee waits
+for them before it records the end of a match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from aoe_tui.store.match_layout import MatchLayout
+from aoe_tui.store.rewrite_file import rewrite_in_place
+
+
+class EvidenceCopies:
+    def __init__(self, layout: MatchLayout) -> None:
+        self._layout = layout
+        self._queued: list[tuple[Path, str]] = []
+        self._writer: asyncio.Task | None = None
+
+    def write(self, territory_id: str, milestone_id: str, evidence: object) -> None:
+        """Queue the copy of one pass's evidence; returns at once."""
+        path = self._layout.evidence(territory_id, milestone_id)
+        self._queued.append((path, json.dumps(evidence, indent=2) + "\n"))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.ensure_future(self._write_queued())
+
+    async def written(self) -> None:
+        """Return once every copy queued so far is on disk; a copy that could not be written raises here.
+
+        Shielded: a caller cancelled while it waits (an evaluation the match's end cancels) leaves the
+        copies being written."""
+        if self._writer is not None:
+            await asyncio.shield(self._writer)
+
+    async def _write_queued(self) -> None:
+        while self._queued:
+            path, text = self._queued.pop(0)
+            await asyncio.to_thread(_write, path, text)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rewrite_in_place(path, text)

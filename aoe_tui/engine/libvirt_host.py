@@ -134,7 +134,14 @@ class LibvirtProvider:
             for t in manifest.territories
         ]
         self.runtime = MatchRuntime(
-            match_dir.root, match_id_for(match_dir), specs, self.base_port, image, remote=self.remote
+            match_dir.root,
+            match_id_for(match_dir),
+            specs,
+            self.base_port,
+            image,
+            remote=self.remote,
+            warm_start=True,
+            on_progress=lambda line: recorder.progress("boot", line),
         )
         reservation = self.runtime.reserve_ports()
         match_dir.write_ports(reservation.to_json())

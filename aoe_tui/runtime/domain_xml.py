@@ -90,6 +90,7 @@ class DomainSpec:
     owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
     base_image: PurePath | None = None  # the raw backing file of `disk`; None: whatever its header names
+    warm_disk: PurePath | None = None  # a warm start's template disk (qcow2) between `disk` and `base_image`
     forward_address: str = LOOPBACK  # the hypervisor's loopback address its SSH and service forwards bind to
     unprivileged_qemu: bool = False
     arena_nic: ArenaNic | None = None
@@ -151,12 +152,15 @@ def _devices(devices: ET.Element, spec: DomainSpec) -> None:
     ET.SubElement(disk, "driver", name="qemu", type="qcow2")
     ET.SubElement(disk, "source", file=str(spec.disk))
     if spec.base_image is not None:
-        backing = ET.SubElement(disk, "backingStore", type="file")
-        ET.SubElement(backing, "format", type="raw")
-        source = ET.SubElement(backing, "source", file=str(spec.base_image))
-        if spec.unprivileged_qemu:  # libvirt refuses a per-disk override when the domain itself never relabels
-            ET.SubElement(source, "seclabel", model="dac", relabel="no")
-        ET.SubElement(backing, "backingStore")
+        chain = ((spec.warm_disk, "qcow2"),) if spec.warm_disk is not None else ()
+        parent = disk
+        for backing_file, backing_format in (*chain, (spec.base_image, "raw")):
+            parent = ET.SubElement(parent, "backingStore", type="file")
+            ET.SubElement(parent, "format", type=backing_format)
+            source = ET.SubElement(parent, "source", file=str(backing_file))
+            if spec.unprivileged_qemu:  # libvirt refuses a per-disk override when the domain itself never relabels
+                ET.SubElement(source, "seclabel", model="dac", relabel="no")
+        ET.SubElement(parent, "backingStore")
     ET.SubElement(disk, "target", dev="vda", bus="virtio")
     serial = ET.SubElement(devices, "serial", type="pty")
     ET.SubElement(serial, "log", file=str(spec.console_log), append="on")

@@ -25,18 +25,18 @@ from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, ArenaNic, DomainSpec, d
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.guest_site import GuestSite, LocalSite
 from aoe_tui.runtime.image import ImageInfo, image_mib
+from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
+from aoe_tui.runtime.save_image import copy_with_definition
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
+from aoe_tui.runtime.warm_start import WARM_SAVE_NAME, WarmRestoreFailed, WarmSource, give_identity
 from aoe_tui.store.match_layout import TerritoryPaths
 
 GUEST_SERVICE_PORT = 8080
 _CONSOLE_TAIL_BYTES = 64 * 1024
-REBOOT_VS_FIRST_BOOT = 3
-"""A reboot (shutdown plus boot) is given at least three times what this guest's first boot took: on a host
-loaded enough that booting took minutes, coming back takes as long, and that is never the player's fault."""
 _ALIVE_STATES = ("running", "paused", "nostate", "shutting-down", "pmsuspended")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -70,15 +70,17 @@ class TerritoryVM:
         image: ImageInfo,
         accel: AccelChoice,
         site: GuestSite | None = None,
+        warm: WarmSource | None = None,
     ) -> None:
         self.config = config
+        self.warm = warm  # restore from this warm-start template instead of booting cold (runtime.warm_start)
+        self._identity_given = False
         self.site = site or LocalSite(TerritoryPaths(config.directory), image, config.ports)
         self.hypervisor = hypervisor
         self.keys = keys
         self.image = image
         self.accel = accel
         self.lifecycle_events: list[tuple[float, str]] = []
-        self.first_boot_seconds: float | None = None
         self.ssh = GuestSSH(config.territory_id, LOOPBACK, self.site.access.ssh, keys, is_alive=self.is_running)
 
     @property
@@ -126,6 +128,7 @@ class TerritoryVM:
             owner_host=socket.gethostname(),
             owner_kind=c.owner_kind,
             base_image=self.site.image.path,
+            warm_disk=self.warm.disk if self.warm is not None else None,
             forward_address=self.site.forward_address,
             unprivileged_qemu=c.unprivileged_qemu,
             arena_nic=c.arena_nic,
@@ -138,14 +141,33 @@ class TerritoryVM:
                 f"territory {self.territory_id}: domain {self.name} already exists on "
                 f"{self.hypervisor.uri}; remove leftovers with `aoe doctor --clean`"
             )
-        if not self.site.has_disk():
+        if self.warm is not None:
+            await asyncio.to_thread(create_overlay, self.warm.disk, self.overlay_path, self.disk_mib, "qcow2")
+            self.keys.forget(LOOPBACK, self.ssh_port)
+        elif not self.site.has_disk():
             await self.site.make_disk(self.disk_mib)
             self.keys.forget(LOOPBACK, self.ssh_port)  # a new disk means new host keys
         self.config.directory.mkdir(parents=True, exist_ok=True)
         self.console_path.write_bytes(b"")
         self.hypervisor.watch(self.name, self._record_event)
-        await self.hypervisor.create(render_domain_xml(self.domain_spec()), autodestroy=self.site.autodestroy)
+        if self.warm is not None:
+            await self._restore(self.warm)
+        else:
+            await self.hypervisor.create(render_domain_xml(self.domain_spec()), autodestroy=self.site.autodestroy)
         await self.site.console_opened(self.console_path)
+
+    async def _restore(self, warm: WarmSource) -> None:
+        """Start from the template's saved state, under this guest's own definition (runtime.save_image)."""
+        clone = self.config.directory / WARM_SAVE_NAME
+        try:
+            await asyncio.to_thread(
+                copy_with_definition, warm.template.saved_state, clone, render_domain_xml(self.domain_spec())
+            )
+            await self.hypervisor.restore(clone)
+        except AoeError as error:
+            raise WarmRestoreFailed(f"territory {self.territory_id}: {error}") from None
+        finally:
+            clone.unlink(missing_ok=True)  # the size of the guest's memory; the restored guest no longer needs it
 
     def _record_event(self, event: str) -> None:
         self.lifecycle_events.append((time.time(), event))
@@ -166,8 +188,9 @@ class TerritoryVM:
         return state in _ALIVE_STATES
 
     async def grow_root_fs(self) -> None:
-        """Let the root filesystem use a disk bigger than the image (online ext4 grow; a no-op otherwise)."""
-        if self.disk_mib <= image_mib(self.image):
+        """Let the root filesystem use a disk bigger than the image (online ext4 grow; a no-op otherwise, and for
+        a warm start, whose template grew it)."""
+        if self.disk_mib <= image_mib(self.image) or self.warm is not None:
             return
         result = await self.ssh.run("resize2fs /dev/vda", timeout=120)
         if result.exit_status != 0:
@@ -181,8 +204,17 @@ class TerritoryVM:
 
         Meanwhile a boot whose console stays silent for `stall_seconds` short of
         its login prompt is reset once (recorded as the event "boot-stall-reset").
+        A warm start is not booting (its console stays silent): it is first given
+        its own identity with the template's key.
         """
         started = time.monotonic()
+        if self.warm is not None and not self._identity_given:
+            await give_identity(
+                self.warm.template, self.ssh_port, self.territory_id, self.keys.public_key_openssh(), timeout
+            )
+            self._identity_given = True
+            await self.ssh.connect(max(timeout - (time.monotonic() - started), 1))
+            return time.monotonic() - started
         watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds))
         try:
             await self.ssh.connect(timeout)
@@ -190,10 +222,7 @@ class TerritoryVM:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
         finally:
             watchdog.cancel()
-        seconds = time.monotonic() - started
-        if self.first_boot_seconds is None:
-            self.first_boot_seconds = seconds
-        return seconds
+        return time.monotonic() - started
 
     async def _reset_stalled_boot(self) -> None:
         self._record_event("boot-stall-reset")

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
@@ -171,6 +172,21 @@ class Hypervisor:
             message = error.get_error_message()
             fix = "; start the daemons with scripts/services" if "virtlogd" in message else ""
             raise AoeError(f"libvirt could not start domain {name} on {self.uri}: {message}{fix}") from None
+
+    async def save(self, name: str, path: Path) -> None:
+        """Save a running domain's memory and device state to `path` (libvirt's save: the domain stops)."""
+        await self._act(name, "save", lambda domain: domain.save(str(path)))
+
+    async def restore(self, path: Path) -> None:
+        """Start the domain a save image describes, from the state it holds (`runtime.save_image`)."""
+        try:
+            await self.call(self._connection.restore, str(path))
+        except libvirt.libvirtError as error:
+            raise AoeError(f"libvirt could not restore {path} on {self.uri}: {error.get_error_message()}") from None
+
+    async def version(self) -> int:
+        """The hypervisor's version (QEMU's, as major * 1,000,000 + minor * 1,000 + release)."""
+        return int(await self.call(self._connection.getVersion))
 
     async def _lookup(self, name: str) -> libvirt.virDomain | None:
         try:

@@ -14,7 +14,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Sequence
+from typing import Callable, Sequence
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.arena_segment import SegmentHub
@@ -23,12 +23,15 @@ from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, Territory
 from aoe_tui.runtime.guest_site import RemoteSite
 from aoe_tui.runtime.host_link import HostLink
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
-from aoe_tui.runtime.image import ImageInfo, require_image
+from aoe_tui.runtime.image import ImageInfo, image_mib, require_image
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.overlay import check_disk_room
-from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_image
+from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_image, stage_read_only
 from aoe_tui.runtime.kvm_probe import AccelChoice, choose_accel
 from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, host_lock_dir, reserve_ports
+from aoe_tui.runtime.ssh import GuestGone
+from aoe_tui.runtime.warm_start import TemplateClass, WarmRestoreFailed, WarmSource
+from aoe_tui.runtime.warm_template import ensure_template
 from aoe_tui.store.match_layout import MatchLayout
 
 DEFAULT_SSH_TIMEOUT_S = 240.0
@@ -66,6 +69,8 @@ class MatchRuntime:
         image: ImageInfo | None = None,
         ssh_timeout: float = DEFAULT_SSH_TIMEOUT_S,
         remote: RemoteHost | None = None,
+        warm_start: bool = False,
+        on_progress: Callable[[str], None] | None = None,
     ) -> None:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
@@ -77,6 +82,9 @@ class MatchRuntime:
         self.ssh_timeout = ssh_timeout
         self._image = image
         self.remote = remote  # None: the guests run on this machine
+        self.warm_start = warm_start  # restore eligible guests from a saved template (runtime.warm_start)
+        self._progress = on_progress or (lambda _line: None)
+        self._templates: dict[TemplateClass, WarmSource | None] = {}
         self.reservation: PortReservation | None = None
         self.keys: dict[str, MatchKeys] = {}
         self.vms: dict[str, TerritoryVM] = {}
@@ -98,8 +106,7 @@ class MatchRuntime:
             await self._prepare()
             await self._start_segment()
             started = time.monotonic()
-            await _all_or_first_error(vm.boot() for vm in self.vms.values())
-            await _all_or_first_error(self._wait(vm, started) for vm in self.vms.values())
+            await _all_or_first_error(self._start_one(vm, started) for vm in self.vms.values())
         except BaseException:
             await self.close()
             raise
@@ -140,11 +147,76 @@ class MatchRuntime:
                 layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
             )
             site = await self._remote_site(spec.territory_id) if self.remote is not None else None
-            self.vms[spec.territory_id] = TerritoryVM(config, self._hypervisors[spec.uri], keys, image, accel, site)
+            warm = await self._warm_source(spec, config, image, accel)
+            self.vms[spec.territory_id] = TerritoryVM(
+                config, self._hypervisors[spec.uri], keys, image, accel, site, warm
+            )
         if self.remote is None:
             check_disk_room(
                 self.match_dir, {tid: vm.disk_mib for tid, vm in self.vms.items() if not vm.overlay_path.exists()}
             )
+
+    async def _warm_source(
+        self, spec: TerritorySpec, config: TerritoryConfig, image: ImageInfo, accel: AccelChoice
+    ) -> WarmSource | None:
+        """The template this guest is restored from (made on first use), or None for a cold boot: not asked for,
+        not eligible (another host or URI, an arena NIC), or the template could not be made."""
+        if not self.warm_start or self.remote is not None or spec.uri != DEFAULT_URI or spec.arena_octet is not None:
+            return None
+        hypervisor = self._hypervisors[spec.uri]
+        disk_mib = max(config.disk_mib or 0, image_mib(image))
+        template_class = TemplateClass(
+            image.recipe_hash, accel.domain_type, spec.vcpus, spec.memory_mib, disk_mib, await hypervisor.version()
+        )
+        if template_class not in self._templates:
+            self._templates[template_class] = await self._make_warm_source(template_class, hypervisor, image, accel)
+        return self._templates[template_class]
+
+    async def _make_warm_source(
+        self, template_class: TemplateClass, hypervisor: Hypervisor, image: ImageInfo, accel: AccelChoice
+    ) -> WarmSource | None:
+        def building() -> None:
+            self._progress(
+                f"making the warm-start template for {template_class.describe()}: one cold boot, saved "
+                "(once per image and class; later guests are restored from it)"
+            )
+
+        try:
+            template = await ensure_template(template_class, hypervisor, image, accel, building)
+            disk = template.disk
+            assert self.qemu_user is not None
+            if self.qemu_user.unprivileged:
+                disk = await asyncio.to_thread(
+                    stage_read_only,
+                    template.disk,
+                    self.match_dir / STAGE_DIR / f"warm-{template_class.digest}.qcow2",
+                    self.qemu_user,
+                    "warm-start template disk",
+                )
+        except AoeError as error:
+            self._progress(f"warm start unavailable ({error}); guests boot cold")
+            return None
+        self._progress(
+            f"warm start: guests of {template_class.describe()} are restored from template {template_class.digest}"
+        )
+        return WarmSource(template, disk)
+
+    async def _start_one(self, vm: TerritoryVM, started: float) -> None:
+        """Boot (or restore) one guest and wait for its SSH; a warm start that fails is tried once cold."""
+        try:
+            await vm.boot()
+            await self._wait(vm, started)
+        except AoeError as error:
+            if vm.warm is None or isinstance(error, GuestGone):
+                raise
+            self._progress(f"{vm.territory_id}: warm start failed ({error}); booting it cold")
+            if isinstance(error, WarmRestoreFailed):
+                vm.warm.template.discard()
+            await vm.destroy()
+            vm.overlay_path.unlink(missing_ok=True)
+            vm.warm = None
+            await vm.boot()
+            await self._wait(vm, started)
 
     async def _remote_site(self, territory_id: str) -> RemoteSite:
         """The territory's files in the host's work directory, its two forwards reached through the link."""

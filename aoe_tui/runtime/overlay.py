@@ -16,8 +16,9 @@ from aoe_tui.domain.errors import AoeError
 ROOM_MARGIN_MIB = 1024
 
 
-def overlay_argv(base: str, overlay: str, size_mib: int | None = None) -> list[str]:
-    """`qemu-img create` of a qcow2 `overlay` backed by the raw `base`; the same on this machine or a remote host."""
+def overlay_argv(base: str, overlay: str, size_mib: int | None = None, base_format: str = "raw") -> list[str]:
+    """`qemu-img create` of a qcow2 `overlay` backed by `base` (raw, or a warm-start template's qcow2); the same
+    on this machine or a remote host."""
     return [
         "qemu-img",
         "create",
@@ -27,19 +28,21 @@ def overlay_argv(base: str, overlay: str, size_mib: int | None = None) -> list[s
         "-b",
         base,
         "-F",
-        "raw",
+        base_format,
         overlay,
         *([f"{size_mib}M"] if size_mib else []),
     ]
 
 
-def create_overlay(base: Path, overlay: Path, size_mib: int | None = None) -> None:
-    """Create `overlay` backed by the raw `base` (never modifying the base), `size_mib` big (default: the base's)."""
+def create_overlay(base: Path, overlay: Path, size_mib: int | None = None, base_format: str = "raw") -> None:
+    """Create `overlay` backed by `base` (never modifying the base), `size_mib` big (default: the base's)."""
     if shutil.which("qemu-img") is None:
         raise AoeError("qemu-img is not installed; install it with `apt-get install qemu-utils`")
     overlay.parent.mkdir(parents=True, exist_ok=True)
     temporary = overlay.with_name(overlay.name + ".tmp")
-    result = subprocess.run(overlay_argv(str(base.resolve()), str(temporary), size_mib), capture_output=True, text=True)
+    result = subprocess.run(
+        overlay_argv(str(base.resolve()), str(temporary), size_mib, base_format), capture_output=True, text=True
+    )
     if result.returncode != 0:
         raise AoeError(f"{overlay}: qemu-img could not create the overlay: {result.stderr.strip()}")
     temporary.replace(overlay)

@@ -94,24 +94,34 @@ def stage_image(image: ImageInfo, directory: Path, user: QemuUser) -> ImageInfo:
         for source, target in ((image.kernel, staged.kernel), (image.initrd, staged.initrd)):
             shutil.copyfile(source, target)
             os.chmod(target, 0o644)
-        staged.path.unlink(missing_ok=True)
+    except OSError as error:
+        raise AoeError(f"{directory}: cannot stage the guest image for the qemu user: {error}") from None
+    stage_read_only(image.path, staged.path, user, "base image")
+    return staged
+
+
+def stage_read_only(source: Path, target: Path, user: QemuUser, what: str) -> Path:
+    """`source` at `target` for the qemu user to read, never to write: the same inode when it can be (a hard
+    link, made read-only), else a sparse copy; `what` names it in the error."""
+    try:
+        target.unlink(missing_ok=True)
         try:
-            os.link(image.path, staged.path)
+            os.link(source, target)
         except OSError:  # another filesystem: a sparse copy (only the used blocks)
             subprocess.run(
-                ["cp", "--sparse=always", "--reflink=auto", str(image.path), str(staged.path)],
+                ["cp", "--sparse=always", "--reflink=auto", str(source), str(target)],
                 check=True,
                 capture_output=True,
             )
-            os.chmod(staged.path, 0o444)
+            os.chmod(target, 0o444)
     except (OSError, subprocess.CalledProcessError) as error:
-        raise AoeError(f"{directory}: cannot stage the guest image for the qemu user: {error}") from None
-    if not _can(user, "-r", staged.path):
+        raise AoeError(f"{target.parent}: cannot stage the {what} for the qemu user: {error}") from None
+    if not _can(user, "-r", target):
         raise AoeError(
-            f"{staged.path}: uid {user.uid} cannot read the staged base image (mode "
-            f"{staged.path.stat().st_mode & 0o777:o}); make {image.path} world-readable"
+            f"{target}: uid {user.uid} cannot read the staged {what} (mode "
+            f"{target.stat().st_mode & 0o777:o}); make {source} world-readable"
         )
-    return staged
+    return target
 
 
 def _can(user: QemuUser, test_flag: str, path: Path) -> bool:

@@ -106,3 +106,18 @@ def test_root_qemu_with_a_backing_store_carries_no_per_disk_override() -> None:
     root = ET.fromstring(render_domain_xml(_spec(base_image=Path("/m/image/base.raw"), unprivileged_qemu=False)))
     assert root.find("devices/disk/backingStore/source/seclabel") is None
     assert root.find("seclabel").get("relabel") == "no"
+
+
+def test_a_warm_start_has_its_template_disk_between_its_overlay_and_the_base() -> None:
+    spec = _spec(base_image=Path("/m/image/base.raw"), warm_disk=Path("/m/image/warm-1.qcow2"), unprivileged_qemu=True)
+    disk = ET.fromstring(render_domain_xml(spec)).find("devices/disk")
+    template = disk.find("backingStore")
+    assert (template.find("format").get("type"), template.find("source").get("file")) == (
+        "qcow2",
+        "/m/image/warm-1.qcow2",
+    )
+    assert template.find("source/seclabel").get("relabel") == "no"  # read by every clone, handed to none
+    base = template.find("backingStore")
+    assert (base.find("format").get("type"), base.find("source").get("file")) == ("raw", "/m/image/base.raw")
+    assert base.find("source/seclabel").get("relabel") == "no"
+    assert len(base.find("backingStore")) == 0

@@ -1,0 +1,188 @@
+"""Warm starts: territories restored from a booted, saved template instead of booted from scratch.
+
+Under TCG a cold boot to SSH takes about 19 s for one guest and 34 s each for three booting together on
+two cores, and a series boots three guests every round. Until its first SSH login a guest is the same
+machine in every match: the image and its class's vCPUs, memory and disk. So the first match of a class
+boots one template guest cold, saves it (libvirt's save: memory and device state) and keeps its disk as a
+read-only qcow2; every territory after that is a copy-on-write overlay on that disk plus a restore of the
+saved state under its own name, forwards and console (`runtime.save_image`).
+
+What must differ between guests is put in right after the restore, over SSH with the template's own key
+(the referee's alone: 0600 in root's cache, and no longer authorized once this step is done): the
+territory's authorized key in place of the template's, a fresh SSH host key (pinned on first contact,
+as after a cold boot), its hostname, a new machine id, the wall clock, and the kernel's random generator
+reseeded from the host's, so clones never share a random stream. A reboot of a clone is an ordinary cold
+boot of its own disk with its own kernel command line and SMBIOS key.
+
+A template is keyed by everything its saved state depends on (image recipe, accelerator, vCPUs, memory,
+disk, the hypervisor's version, this format); one that cannot be restored is removed, and the guest
+boots cold. Eligible: a guest on this machine's default libvirt URI without an arena NIC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import shlex
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.keys import MatchKeys, host_pattern
+from aoe_tui.runtime.paths import cache_root
+from aoe_tui.runtime.ports import LOOPBACK
+from aoe_tui.runtime.ssh import SSHUnavailable
+
+FORMAT = 1  # bump when what a template holds changes
+TEMPLATE_TERRITORY = "template"
+SAVED_STATE = "state.save"
+DISK = "disk.qcow2"
+DESCRIPTION = "template.json"  # written last: a template without it is incomplete
+WARM_SAVE_NAME = "warm.save"  # a clone's copy of the saved state, in its territory folder until restored
+IDENTITY_TIMEOUT_S = 120.0
+_RNDRESEEDCRNG = 0x5207  # linux/random.h: _IO('R', 0x07)
+
+
+@dataclass(frozen=True)
+class TemplateClass:
+    """What a template's saved state depends on; guests of one match with equal classes share a template."""
+
+    recipe_hash: str
+    domain_type: str
+    vcpus: int
+    memory_mib: int
+    disk_mib: int
+    hypervisor_version: int
+
+    @property
+    def digest(self) -> str:
+        fields = {**self.__dict__, "format": FORMAT}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        return f"{self.vcpus} vCPU, {self.memory_mib} MiB, {self.disk_mib} MiB disk"
+
+
+@dataclass(frozen=True)
+class WarmTemplate:
+    """A complete template on disk: the saved state, its disk, the key it authorizes and its host key."""
+
+    directory: Path
+    host_key: str  # "ssh-ed25519 AAAA..." of the template's sshd, pinned for the identity step
+    cold_boot_seconds: float
+
+    @property
+    def saved_state(self) -> Path:
+        return self.directory / SAVED_STATE
+
+    @property
+    def disk(self) -> Path:
+        return self.directory / DISK
+
+    @property
+    def keys(self) -> MatchKeys:
+        return MatchKeys(self.directory / "ssh")
+
+    def discard(self) -> None:
+        """Remove a template that could not be restored (the next match makes it again)."""
+        (self.directory / DESCRIPTION).unlink(missing_ok=True)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class WarmRestoreFailed(AoeError):
+    """libvirt could not restore a template's saved state: the template is discarded and made again."""
+
+
+@dataclass(frozen=True)
+class WarmSource:
+    """A template as one match's QEMU reaches it: its saved state, and its disk (staged for an unprivileged QEMU)."""
+
+    template: WarmTemplate
+    disk: Path
+
+
+def templates_dir() -> Path:
+    return cache_root() / "warm"
+
+
+def read_template(template_class: TemplateClass) -> WarmTemplate | None:
+    """The complete template of this class, or None."""
+    directory = templates_dir() / template_class.digest
+    try:
+        described = json.loads((directory / DESCRIPTION).read_text())
+        template = WarmTemplate(directory, str(described["host_key"]), float(described["cold_boot_seconds"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return template if template.saved_state.is_file() and template.disk.is_file() else None
+
+
+def identity_script(territory_id: str, authorized_key: str) -> str:
+    """The shell run as root in a fresh clone, with the template's key: after it, only the territory's key logs
+    in, to a host key of its own, and nothing random or clocked is shared with the template or another clone."""
+    seed = secrets.token_hex(64)
+    reseed = (
+        "import fcntl, os, sys; fd = os.open('/dev/urandom', os.O_WRONLY); "
+        f"os.write(fd, bytes.fromhex(sys.argv[1])); fcntl.ioctl(fd, {_RNDRESEEDCRNG})"
+    )
+    return "\n".join(
+        [
+            "set -eu",
+            f"python3 -c {shlex.quote(reseed)} {seed}",
+            f"date -u -s @{time.time():.3f} >/dev/null",
+            f"hostname {shlex.quote(territory_id)}",
+            f"echo {uuid.uuid4().hex} > /etc/machine-id",
+            "rm -f /etc/ssh/ssh_host_*",
+            'ssh-keygen -q -t ed25519 -N "" -f /etc/ssh/ssh_host_ed25519_key',
+            "umask 077",
+            f"printf '%s\\n' {shlex.quote(authorized_key)} > /root/.ssh/authorized_keys.new",
+            "mv -f /root/.ssh/authorized_keys.new /root/.ssh/authorized_keys",
+            "systemctl reload ssh.service",
+        ]
+    )
+
+
+async def give_identity(
+    template: WarmTemplate, port: int, territory_id: str, authorized_key: str, timeout: float
+) -> None:
+    """Log in to a fresh clone on 127.0.0.1:`port` with the template's key and make it the territory's own."""
+    known_hosts = asyncssh.import_known_hosts(f"{host_pattern(LOOPBACK, port)} {template.host_key}\n")
+    deadline = time.monotonic() + timeout
+    last_error = "no attempt made"
+    while time.monotonic() < deadline:
+        left = max(deadline - time.monotonic(), 1.0)
+        try:
+            async with asyncssh.connect(
+                LOOPBACK,
+                port,
+                username="root",
+                client_keys=[template.keys.client_key()],
+                known_hosts=known_hosts,
+                connect_timeout=min(left, 20.0),
+                login_timeout=min(left, 20.0),
+                agent_path=None,
+                config=[],
+                preferred_auth="publickey",
+            ) as connection:
+                result = await asyncio.wait_for(
+                    connection.run(identity_script(territory_id, authorized_key), check=False), left
+                )
+            if result.exit_status != 0:
+                raise AoeError(
+                    f"territory {territory_id}: the warm-start identity step failed "
+                    f"(exit {result.exit_status}): {str(result.stderr or '').strip()[-300:]}"
+                )
+            return
+        except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
+            last_error = str(error) or type(error).__name__
+            await asyncio.sleep(0.5)
+    raise SSHUnavailable(
+        f"territory {territory_id}: the restored guest's SSH on {LOOPBACK}:{port} did not answer the "
+        f"warm-start identity step within {timeout:.0f} s (last error: {last_error})"
+    )

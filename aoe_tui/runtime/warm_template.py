@@ -1,0 +1,110 @@
+"""Making a warm-start template (`runtime.warm_start`): one cold boot of a class's guest, saved.
+
+One maker at a time per class, across processes (a lock file beside the template): a second match that
+needs the same template waits for it instead of booting another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.runtime.guest import TerritoryConfig, TerritoryVM
+from aoe_tui.runtime.hypervisor import Hypervisor
+from aoe_tui.runtime.image import ImageInfo
+from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.kvm_probe import AccelChoice
+from aoe_tui.runtime.ports import LOOPBACK, reserve_ports
+from aoe_tui.runtime.warm_start import (
+    DESCRIPTION,
+    DISK,
+    SAVED_STATE,
+    TEMPLATE_TERRITORY,
+    TemplateClass,
+    WarmTemplate,
+    read_template,
+    templates_dir,
+)
+from aoe_tui.store.match_layout import OVERLAY_NAME
+
+TEMPLATE_SSH_TIMEOUT_S = 600.0
+_LOCK_POLL_S = 0.5
+
+
+async def ensure_template(
+    template_class: TemplateClass,
+    hypervisor: Hypervisor,
+    image: ImageInfo,
+    accel: AccelChoice,
+    on_build: Callable[[], None] | None = None,
+) -> WarmTemplate:
+    """The template of this class, made first if there is none (one maker at a time per class, across processes);
+    `on_build()` is called before a template is made."""
+    directory = templates_dir() / template_class.digest
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = os.open(directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                await asyncio.sleep(_LOCK_POLL_S)  # another match is making it
+        template = read_template(template_class)
+        if template is None:
+            if on_build is not None:
+                on_build()
+            template = await _make_template(template_class, directory, hypervisor, image, accel)
+        return template
+    finally:
+        os.close(lock)
+
+
+async def _make_template(
+    template_class: TemplateClass, directory: Path, hypervisor: Hypervisor, image: ImageInfo, accel: AccelChoice
+) -> WarmTemplate:
+    build = directory / "build"
+    shutil.rmtree(build, ignore_errors=True)
+    for leftover in (SAVED_STATE, DISK, DESCRIPTION):
+        (directory / leftover).unlink(missing_ok=True)
+    keys = MatchKeys.ensure(directory / "ssh", comment=f"aoe-warm-template-{template_class.digest}")
+    reservation = reserve_ports([TEMPLATE_TERRITORY])
+    config = TerritoryConfig(
+        match_id=f"warm-{template_class.digest}",
+        territory_id=TEMPLATE_TERRITORY,
+        vcpus=template_class.vcpus,
+        memory_mib=template_class.memory_mib,
+        directory=build,
+        ports=reservation.ports[TEMPLATE_TERRITORY],
+        disk_mib=template_class.disk_mib,
+    )
+    vm = TerritoryVM(config, hypervisor, keys, image, accel)
+    try:
+        await vm.boot()
+        seconds = await vm.wait_for_ssh(TEMPLATE_SSH_TIMEOUT_S)
+        await vm.grow_root_fs()
+        await vm.run("sync", 60)
+        pinned = keys.pinned_line(LOOPBACK, config.ports.ssh)
+        if pinned is None:
+            raise AoeError(f"warm-start template {template_class.digest}: no host key was pinned")
+        await vm.ssh.close()  # no connection of ours inside the saved network state
+        await hypervisor.save(vm.name, directory / f"{SAVED_STATE}.tmp")
+    finally:
+        await vm.destroy()
+        reservation.release()
+    (directory / f"{SAVED_STATE}.tmp").replace(directory / SAVED_STATE)
+    (build / OVERLAY_NAME).replace(directory / DISK)
+    os.chmod(directory / DISK, 0o444)  # every clone's backing file: never written again
+    shutil.rmtree(build, ignore_errors=True)
+    host_key = pinned.split(" ", 1)[1].strip()
+    description = {"host_key": host_key, "cold_boot_seconds": round(seconds, 1), "made_at": time.time()}
+    (directory / f"{DESCRIPTION}.tmp").write_text(json.dumps(description, indent=2) + "\n")
+    (directory / f"{DESCRIPTION}.tmp").replace(directory / DESCRIPTION)
+    return WarmTemplate(directory, host_key, seconds)

@@ -13,11 +13,11 @@ from typing import Any, Callable, Literal
 
 from aoe_tui.analysis.standings import Seat, benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import TerritoryRegistered
 from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.series_source import BenchmarkSource, RoundSource, SeriesSource, open_collection
 from aoe_tui.store.summary_cache import SummaryCache
-from aoe_tui.store.timeline import TimelineIndex
 
 Outcome = Literal["won", "durable", "lost", "forfeit", "undecided"]
 
@@ -116,9 +116,18 @@ def _read_round(round_: RoundSource) -> tuple[RoundRow, list[Seat]]:
 
 
 def _registered(match: SavedMatch) -> list[str]:
-    """Territories in the order they registered, read from the event columns (a long log is not decoded)."""
-    columns = (match.timeline or TimelineIndex(match.events)).columns
-    return [t for t in map(columns.territory, columns.positions("territory_registered")) if t is not None]
+    """Territories in the order they registered. A match registers them at its opening, so the events are
+    decoded one by one only until every territory of the world has registered (a log's opening, not all of
+    it: its event columns would decode every event, as long as reading the round again)."""
+    order: list[str] = []
+    unregistered = set(match.world.territories)
+    for event in match.events:
+        if not unregistered:
+            break
+        if isinstance(event, TerritoryRegistered):
+            order.append(event.territory)
+            unregistered.discard(event.territory)
+    return order
 
 
 def _series(source: SeriesSource, cache: SummaryCache | None) -> tuple[SeriesOverview, list]:

@@ -20,6 +20,10 @@ The app's figures are wall time, what a user waits for, and each frame's CPU tim
 runs alone, so on a quiet machine the two agree, and on a busy one the CPU time is the fair figure.
 
     nice -n 19 .venv/bin/python benchmarks/scale.py [--quick]      # --quick: 10^4 and 10^5 only
+    nice -n 19 .venv/bin/python benchmarks/scale.py --only app --sizes 100000 [--profile app.prof]
+
+`--only app` measures the app's frames alone (the quick loop while working on them); `--profile FILE` writes
+a cProfile of the app child's timed frames (`python -m pstats FILE`).
 
 Prints figures; not a test.
 """
@@ -133,9 +137,11 @@ def child_memory(folder: str) -> None:
     print(json.dumps({"peak_rss": high_water(), "imported": imported}))
 
 
-def child_app(folder: str, frames: str) -> None:
-    """`aoe replay FOLDER`'s own path (preview load, app) headless; times `frames` frames of each kind."""
+def child_app(folder: str, frames: str, profile: str = "") -> None:
+    """`aoe replay FOLDER`'s own path (preview load, app) headless; times `frames` frames of each kind
+    (profiled into the file `profile` when one is named)."""
     import asyncio
+    import cProfile
 
     from aoe_tui.app.app import AoeApp
     from aoe_tui.app.screens.match_screen import MatchScreen
@@ -177,6 +183,8 @@ def child_app(folder: str, frames: str) -> None:
 
             screen.seek(screen.playback.duration_ms // 2)  # stepping where a user scrubs: mid-match
             await pilot.pause()
+            if profile:
+                profiler.enable()
             for _ in range(int(frames)):
                 await frame("step", lambda: screen.action_step(1))
             for _ in range(max(int(frames) // 5, 1)):
@@ -193,7 +201,11 @@ def child_app(folder: str, frames: str) -> None:
 
             for _ in range(int(frames)):
                 await frame("play", tick)
+            if profile:
+                profiler.disable()
+                profiler.dump_stats(profile)
 
+    profiler = cProfile.Profile()
     asyncio.run(run())
     print(json.dumps(figures))
 
@@ -228,21 +240,39 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+def app_frames(sizes: tuple[int, ...], frames: int, profile: str | None) -> None:
+    """`--only app`: the app's frame figures alone, one line per kind of frame."""
+    for count in sizes:
+        folder = synthetic_match(count)
+        app = child("app", str(folder), str(frames), *([f"{profile}.{count}"] if profile else []))
+        for what, name in (("step", "step"), ("End", "end"), ("Home", "home"), ("play 60x", "play")):
+            cpu = app[name + "_cpu"]
+            print(row(f"{count:,} {what}: frame CPU median / max", [f"{ms(statistics.median(cpu))} / {ms(max(cpu))}"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10^4 and 10^5 events only (under a minute)")
+    parser.add_argument("--only", choices=["app"], help="only the app's frame figures")
+    parser.add_argument("--sizes", type=int, nargs="+", help="these event counts instead of the usual ones")
+    parser.add_argument("--frames", type=int, help="frames of each kind (default: 5 with --quick, else 10)")
+    parser.add_argument("--profile", metavar="FILE", help="with --only app: cProfile the frames into FILE.N")
     parser.add_argument("--child", nargs="+", metavar="MODE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         {"memory": child_memory, "app": child_app}[args.child[0]](*args.child[1:])
         return
-    sizes = QUICK_SIZES if args.quick else SIZES
+    sizes = tuple(args.sizes) if args.sizes else QUICK_SIZES if args.quick else SIZES
+    frames = args.frames or (5 if args.quick else 10)
+    if args.only == "app":
+        app_frames(sizes, frames, args.profile)
+        return
     columns: list[dict[str, str]] = []
     for count in sizes:
         folder = synthetic_match(count)
         size = (folder / "events.jsonl").stat().st_size
         load, seek = load_figures(folder, count), seek_figures(folder, count)
-        memory, app = child("memory", str(folder)), child("app", str(folder), "5" if args.quick else "10")
+        memory, app = child("memory", str(folder)), child("app", str(folder), str(frames))
         columns.append(
             {
                 "file": f"{size / 2**20:.1f} MiB",

@@ -10,6 +10,7 @@ is one, the stored analysis otherwise); the transcript adds full input/output.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -98,13 +99,17 @@ class ToolCallIndex:
     """One agent's calls with "what had happened by time t" answered by bisection."""
 
     def __init__(self, calls: list[ToolCall]) -> None:
+        self._index(calls)
+
+    def _index(self, calls: list[ToolCall]) -> None:
         self.calls = calls
         self._times = [call.at_ms for call in calls]
+        # The latest end among the first n calls, for each n: every pane asks at every frame.
+        self._ended_by = list(itertools.accumulate((call.ended_ms for call in calls), max))
 
     def extend(self, calls: list[ToolCall]) -> None:
         """Calls that arrived live; kept in time order so "what happened by t" stays a prefix."""
-        self.calls = sorted(self.calls + calls, key=lambda call: (call.at_ms, call.index))
-        self._times = [call.at_ms for call in self.calls]
+        self._index(sorted(self.calls + calls, key=lambda call: (call.at_ms, call.index)))
 
     def count_at(self, elapsed_ms: int) -> int:
         return bisect.bisect_right(self._times, elapsed_ms)
@@ -116,5 +121,5 @@ class ToolCallIndex:
     def quiet_ms(self, elapsed_ms: int, since_ms: int) -> int:
         """How long nothing observable happened before `elapsed_ms` (since the agent started if never)."""
         count = self.count_at(elapsed_ms)
-        last_seen = max((call.ended_ms for call in self.calls[:count]), default=since_ms)
+        last_seen = self._ended_by[count - 1] if count else since_ms
         return max(elapsed_ms - max(last_seen, since_ms), 0)

@@ -61,19 +61,33 @@ class TerritoryPane(Vertical):
         self.history = history  # a conquest's health over time (None in a build race)
         self.duration_ms = duration_ms
         self._shown: dict[str, object] = {}
+        # Kept, not queried: a cursor move tells each of a dozen panes, and a query per part added up.
+        self._parts = {part: Static(classes=part) for part in ("identity", "milestones", "agent-status", "activity")}
+        self._service_map = (
+            ServiceMap(visualization, hides_topology, classes="service-map")
+            if visualization is not None and visualization.nodes
+            else None
+        )
+
+    def update_node_styles(self, animate: bool = True) -> None:
+        """A changed state class restyles the pane alone: only its border follows the class (the stylesheet
+        has no rule for a part by its pane's state). Textual restyles every descendant by default, and that
+        threw away each part's rendered lines: at End or Home, where every pane's state changes, it was
+        most of a 150 ms frame."""
+        self.app.stylesheet.update_nodes([self], animate=animate)
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="identity")
-        yield Static(classes="milestones")
-        if self.visualization is not None and self.visualization.nodes:
-            yield ServiceMap(self.visualization, self.hides_topology, classes="service-map")
-        yield Static(classes="agent-status")
-        yield Static(classes="activity")
+        yield self._parts["identity"]
+        yield self._parts["milestones"]
+        if self._service_map is not None:
+            yield self._service_map
+        yield self._parts["agent-status"]
+        yield self._parts["activity"]
 
     def _set(self, part: str, content: Content) -> None:
         if self._shown.get(part) != content:
             self._shown[part] = content
-            repaint(self.query_one(f".{part}", Static), content)
+            repaint(self._parts[part], content)
 
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         if self.history is not None:
@@ -145,8 +159,8 @@ class TerritoryPane(Vertical):
         self._set("identity", self._identity(state, show.competitor_state(state)))
         statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
         self._set("milestones", self._milestone_matrix(world, statuses))
-        if self.visualization is not None and self.visualization.nodes:
-            self.query_one(ServiceMap).show(statuses, observed_milestones(world, self.territory_id))
+        if self._service_map is not None:
+            self._service_map.show(statuses, observed_milestones(world, self.territory_id))
 
     def _set_borders(self, title: str, subtitle: str) -> None:
         """Assigning a border title repaints the whole pane, every part of it, even when it is the same

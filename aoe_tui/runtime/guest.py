@@ -32,7 +32,7 @@ from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
 from aoe_tui.runtime.save_image import copy_with_definition
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
-from aoe_tui.runtime.warm_start import WARM_SAVE_NAME, WarmRestoreFailed, WarmSource, give_identity
+from aoe_tui.runtime.warm_start import WarmRestoreFailed, WarmSource, give_identity
 from aoe_tui.store.match_layout import TerritoryPaths
 
 GUEST_SERVICE_PORT = 8080
@@ -158,7 +158,7 @@ class TerritoryVM:
 
     async def _restore(self, warm: WarmSource) -> None:
         """Start from the template's saved state, under this guest's own definition (runtime.save_image)."""
-        clone = self.config.directory / WARM_SAVE_NAME
+        clone = TerritoryPaths(self.config.directory).warm_state
         try:
             await asyncio.to_thread(
                 copy_with_definition, warm.template.saved_state, clone, render_domain_xml(self.domain_spec())

@@ -30,7 +30,7 @@ from aoe_tui.runtime.qemu_user import STAGE_DIR, QemuUser, choose_for, stage_ima
 from aoe_tui.runtime.kvm_probe import AccelChoice, choose_accel
 from aoe_tui.runtime.ports import PortReservation, TerritoryPorts, host_lock_dir, reserve_ports
 from aoe_tui.runtime.ssh import GuestGone
-from aoe_tui.runtime.warm_start import TemplateClass, WarmRestoreFailed, WarmSource
+from aoe_tui.runtime.warm_start import TemplateClass, WarmRestoreFailed, WarmSource, image_stamp
 from aoe_tui.runtime.warm_template import ensure_template
 from aoe_tui.store.match_layout import MatchLayout
 
@@ -112,7 +112,7 @@ class MatchRuntime:
             raise
 
     async def _prepare(self) -> None:
-        image = self._image or require_image()
+        image = built = self._image or require_image()
         self.reserve_ports()
         if self.remote is not None and any(t.arena_octet is not None for t in self.territories):
             raise AoeError(
@@ -147,7 +147,7 @@ class MatchRuntime:
                 layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
             )
             site = await self._remote_site(spec.territory_id) if self.remote is not None else None
-            warm = await self._warm_source(spec, config, image, accel)
+            warm = await self._warm_source(spec, config, built, accel)
             self.vms[spec.territory_id] = TerritoryVM(
                 config, self._hypervisors[spec.uri], keys, image, accel, site, warm
             )
@@ -160,13 +160,20 @@ class MatchRuntime:
         self, spec: TerritorySpec, config: TerritoryConfig, image: ImageInfo, accel: AccelChoice
     ) -> WarmSource | None:
         """The template this guest is restored from (made on first use), or None for a cold boot: not asked for,
-        not eligible (another host or URI, an arena NIC), or the template could not be made."""
+        not eligible (another host or URI, an arena NIC), or the template could not be made. `image` is the built
+        image in the cache, not a match's staged link to it: the template outlives the match."""
         if not self.warm_start or self.remote is not None or spec.uri != DEFAULT_URI or spec.arena_octet is not None:
             return None
         hypervisor = self._hypervisors[spec.uri]
         disk_mib = max(config.disk_mib or 0, image_mib(image))
         template_class = TemplateClass(
-            image.recipe_hash, accel.domain_type, spec.vcpus, spec.memory_mib, disk_mib, await hypervisor.version()
+            image.recipe_hash,
+            image_stamp(image.path),
+            accel.domain_type,
+            spec.vcpus,
+            spec.memory_mib,
+            disk_mib,
+            await hypervisor.version(),
         )
         if template_class not in self._templates:
             self._templates[template_class] = await self._make_warm_source(template_class, hypervisor, image, accel)

@@ -14,9 +14,10 @@ as after a cold boot), its hostname, a new machine id, the wall clock, and the k
 reseeded from the host's, so clones never share a random stream. A reboot of a clone is an ordinary cold
 boot of its own disk with its own kernel command line and SMBIOS key.
 
-A template is keyed by everything its saved state depends on (image recipe, accelerator, vCPUs, memory,
-disk, the hypervisor's version, this format); one that cannot be restored is removed, and the guest
-boots cold. Eligible: a guest on this machine's default libvirt URI without an arena NIC.
+A template is keyed by everything its saved state depends on (image recipe and the very build of the
+base, accelerator, vCPUs, memory, disk, the hypervisor's version, this format); one that cannot be
+restored is removed, and the guest boots cold. Eligible: a guest on this machine's default libvirt URI
+without an arena NIC.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ from aoe_tui.runtime.paths import cache_root
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import SSHUnavailable
 
-FORMAT = 1  # bump when what a template holds changes
+FORMAT = 2  # bump when what a template holds, or where, changes
 TEMPLATE_TERRITORY = "template"
 SAVED_STATE = "state.save"
 DISK = "disk.qcow2"
+KEYS = "keys"  # the template's own key pair, and the known_hosts pinning it while it is made
 DESCRIPTION = "template.json"  # written last: a template without it is incomplete
-WARM_SAVE_NAME = "warm.save"  # a clone's copy of the saved state, in its territory folder until restored
 IDENTITY_TIMEOUT_S = 120.0
 _RNDRESEEDCRNG = 0x5207  # linux/random.h: _IO('R', 0x07)
 
@@ -55,6 +56,7 @@ class TemplateClass:
     """What a template's saved state depends on; guests of one match with equal classes share a template."""
 
     recipe_hash: str
+    image_stamp: str  # the built file itself: `aoe image build --force` makes another base under the same recipe
     domain_type: str
     vcpus: int
     memory_mib: int
@@ -88,7 +90,7 @@ class WarmTemplate:
 
     @property
     def keys(self) -> MatchKeys:
-        return MatchKeys(self.directory / "ssh")
+        return MatchKeys(self.directory / KEYS)
 
     def discard(self) -> None:
         """Remove a template that could not be restored (the next match makes it again)."""
@@ -108,6 +110,13 @@ class WarmSource:
     disk: Path
 
 
+def image_stamp(base: Path) -> str:
+    """Which build of the base image this is (inode, size, modification time): a template's disk holds blocks
+    written over one exact base, and over any other it would be a corrupt filesystem."""
+    status = base.stat()
+    return f"{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+
+
 def templates_dir() -> Path:
     return cache_root() / "warm"
 
@@ -120,7 +129,8 @@ def read_template(template_class: TemplateClass) -> WarmTemplate | None:
         template = WarmTemplate(directory, str(described["host_key"]), float(described["cold_boot_seconds"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return template if template.saved_state.is_file() and template.disk.is_file() else None
+    complete = template.saved_state.is_file() and template.disk.is_file() and template.keys.private_key_path.is_file()
+    return template if complete else None
 
 
 def identity_script(territory_id: str, authorized_key: str) -> str:

@@ -25,6 +25,7 @@ from aoe_tui.runtime.ports import LOOPBACK, reserve_ports
 from aoe_tui.runtime.warm_start import (
     DESCRIPTION,
     DISK,
+    KEYS,
     SAVED_STATE,
     TEMPLATE_TERRITORY,
     TemplateClass,
@@ -74,7 +75,7 @@ async def _make_template(
     shutil.rmtree(build, ignore_errors=True)
     for leftover in (SAVED_STATE, DISK, DESCRIPTION):
         (directory / leftover).unlink(missing_ok=True)
-    keys = MatchKeys.ensure(directory / "ssh", comment=f"aoe-warm-template-{template_class.digest}")
+    keys = MatchKeys.ensure(directory / KEYS, comment=f"aoe-warm-template-{template_class.digest}")
     reservation = reserve_ports([TEMPLATE_TERRITORY])
     config = TerritoryConfig(
         match_id=f"warm-{template_class.digest}",

@@ -101,6 +101,11 @@ class TerritoryPaths:
     def verifier_scratch(self) -> Path:
         return self.directory / "verifier"
 
+    @property
+    def warm_state(self) -> Path:
+        """A warm start's copy of its template's saved state, there only until the guest is restored."""
+        return self.directory / "warm.save"
+
 
 @dataclass(frozen=True)
 class MatchLayout:

@@ -105,7 +105,25 @@ async def _make_template(
     os.chmod(directory / DISK, 0o444)  # every clone's backing file: never written again
     shutil.rmtree(build, ignore_errors=True)
     host_key = pinned.split(" ", 1)[1].strip()
-    description = {"host_key": host_key, "cold_boot_seconds": round(seconds, 1), "made_at": time.time()}
+    description = {
+        "host_key": host_key,
+        "cold_boot_seconds": round(seconds, 1),
+        "made_at": time.time(),
+        "class": template_class.__dict__,
+    }
     (directory / f"{DESCRIPTION}.tmp").write_text(json.dumps(description, indent=2) + "\n")
     (directory / f"{DESCRIPTION}.tmp").replace(directory / DESCRIPTION)
+    _remove_superseded(template_class)
     return WarmTemplate(directory, host_key, seconds)
+
+
+def _remove_superseded(current: TemplateClass) -> None:
+    """Templates over an earlier build of the same recipe's base are of no use any more (their disks hold blocks
+    of a filesystem that is gone): a few hundred MiB each, removed."""
+    for described in templates_dir().glob(f"*/{DESCRIPTION}"):
+        try:
+            made_for = json.loads(described.read_text())["class"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if made_for.get("recipe_hash") == current.recipe_hash and made_for.get("image_stamp") != current.image_stamp:
+            WarmTemplate(described.parent, "", 0.0).discard()

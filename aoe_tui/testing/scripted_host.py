@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 from aoe_tui.engine.provisioning import MARKER as PROVISIONING_MARKER
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
@@ -285,6 +285,17 @@ class ScriptedTerritory:
         )
 
     def close(self) -> None:
-        for server in (self._app, self._control):
-            server.shutdown()
-            server.server_close()
+        close_territories([self])
+
+
+def close_territories(territories: Iterable[ScriptedTerritory]) -> None:
+    """Stop every territory's servers at once: each `shutdown` waits out its server's poll interval, so one
+    after another a match's six servers took ~0.3 s of every scripted teardown."""
+    servers = [server for territory in territories for server in (territory._app, territory._control)]
+    stoppers = [threading.Thread(target=server.shutdown, daemon=True) for server in servers]
+    for stopper in stoppers:
+        stopper.start()
+    for stopper in stoppers:
+        stopper.join()
+    for server in servers:
+        server.server_close()

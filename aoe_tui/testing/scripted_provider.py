@@ -17,7 +17,7 @@ from aoe_tui.testing.scripted_agent import ScriptedAgent
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
-from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory
+from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory, close_territories
 from aoe_tui.engine.territory import TerritoryHost
 
 
@@ -41,8 +41,7 @@ class ScriptedProvider:
         return dict(self.hosts), sorted(self.hosts)
 
     async def teardown(self) -> None:
-        for host in self.hosts.values():
-            host.close()
+        close_territories(list(self.hosts.values()))
         self.hosts.clear()
 
 

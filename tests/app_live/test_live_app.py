@@ -23,6 +23,7 @@ from aoe_tui.testing.scripted_provider import ScriptedProvider
 from aoe_tui.store.saved_match import load_match
 from tests.app_live.live_match import (
     LIVE_RACE,
+    QUICK_RACE,
     FailingBootProvider,
     GatedBootProvider,
     SlowTeardownProvider,
@@ -91,21 +92,21 @@ async def test_the_screen_follows_live_and_counts_new_events_while_scrubbed_back
     source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         screen = app.screen
         assert isinstance(screen, LiveMatchScreen) and screen.playback.following
         assert "● LIVE" in rendered(screen.query_one(MatchHeader))
-        assert "0:12 / 10:00" in rendered(screen.query_one(MatchHeader))
+        assert "0:02 / 10:00" in rendered(screen.query_one(MatchHeader))
         await pilot.press("left", "left", "left")
         behind_before = len(screen.session.timeline) - 1 - screen.playback.position
         assert behind_before == 3
-        await hold_at(pilot, source, 16)
+        await hold_at(pilot, source, 4)
         behind = len(screen.session.timeline) - 1 - screen.playback.position
         assert behind > behind_before
         assert f"{behind} new events · End rejoins live" in rendered(screen.query_one(MatchHeader))
         await pilot.press("end")
         assert screen.playback.following and "● LIVE" in rendered(screen.query_one(MatchHeader))
-        await hold_at(pilot, source, 18)
+        await hold_at(pilot, source, 6)
         assert screen.playback.position == len(screen.session.timeline) - 1
 
 
@@ -113,7 +114,7 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
     source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         screen = app.screen
         assert screen.check_action("resume_match", ()) is None and screen.check_action("pause_match", ()) is True
         titles = await palette_titles(screen)
@@ -128,7 +129,7 @@ async def test_pause_and_resume_the_match_are_confirmed_recorded_and_marked(tmp_
         assert "paused" in rendered(screen.query_one(MatchHeader))
         source.limit = 30  # paused: the match clock must not move although the source does
         await pilot.pause(0.3)
-        assert app.runner.clock.elapsed_ms() == 12_000
+        assert app.runner.clock.elapsed_ms() == 2_000
         await pilot.press("r")
         await until(pilot, lambda: "match_resumed" in kinds(app))
         assert [m.kind for m in screen.session.markers].count("operator") == 2
@@ -140,7 +141,7 @@ async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
     source = ManualSource(limit=0)
     app = live_app(tmp_path / "m", source)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         screen = app.screen
         host, gate = app.runner.referee.hosts["builder-one"], asyncio.Event()
         suspend = host.suspend
@@ -166,9 +167,9 @@ async def test_while_a_pause_settles_the_match_controls_wait(tmp_path):
 
 async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tmp_path):
     source = ManualSource(limit=0)
-    app = live_app(tmp_path / "m", source)
+    app = live_app(tmp_path / "m", source, ScriptedProvider(dict(QUICK_RACE)))
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 4)  # builder-three has passed service-up and is retrying the reboot
         screen = app.screen
         await pilot.press("3")
         assert screen.selected == "builder-three"
@@ -216,7 +217,7 @@ async def test_milestone_pause_resume_and_retry_act_on_the_selected_territory(tm
 
 async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
     source = ManualSource()
-    app = live_app(tmp_path / "m", source)
+    app = live_app(tmp_path / "m", source, ScriptedProvider(dict(QUICK_RACE)))
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.match_screen is not None and not app.engine_running)
         screen = app.screen
@@ -240,7 +241,7 @@ async def test_quitting_mid_match_asks_then_aborts_tears_down_and_leaves_a_repla
     app = live_app(output, source)
     provider = app.runner.provider
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         await pilot.press("q")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
@@ -266,7 +267,7 @@ async def test_an_app_that_ends_abruptly_still_records_the_abort_and_tears_down(
     provider = GuestsTakeTimeToGo(dict(LIVE_RACE))
     app = live_app(output, source, provider)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         app.exit()  # no question asked: what a crash or a closed terminal does
     assert provider.hosts == {}
     last = load_match(output).events[-1].to_json()
@@ -275,7 +276,7 @@ async def test_an_app_that_ends_abruptly_still_records_the_abort_and_tears_down(
 
 async def test_quitting_a_decided_match_waits_for_teardown_without_asking_or_aborting(tmp_path):
     output = tmp_path / "m"
-    provider = SlowTeardownProvider(dict(LIVE_RACE))
+    provider = SlowTeardownProvider(dict(QUICK_RACE))
     app = live_app(output, ManualSource(), provider)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: provider.tearing_down)
@@ -295,7 +296,7 @@ async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):
     source = ManualSource(limit=0)
     app = live_app(output, source)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         screen = app.screen
         trace = output / "agents" / "oracle" / "tool_trace.jsonl"
         trace.parent.mkdir(parents=True, exist_ok=True)
@@ -336,7 +337,7 @@ async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agen
     source = ManualSource(limit=0)
     app = live_app(output, source)
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 4)  # builder-two has passed two milestones and failed the restart
         (output / "territories" / "builder-two" / "console.log").write_text("\x1b[0mDebian GNU/Linux 12 login:\n")
         agent_dir = output / "agents" / "amnesiac"
         agent_dir.mkdir(parents=True, exist_ok=True)
@@ -354,13 +355,13 @@ async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agen
 
 async def test_resizing_during_a_live_match_down_to_80x24(tmp_path):
     source = ManualSource(limit=0)
-    app = live_app(tmp_path / "m", source)
+    app = live_app(tmp_path / "m", source, ScriptedProvider(dict(QUICK_RACE)))
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 8)
+        await hold_at(pilot, source, 2)
         screen = app.screen
         assert screen.has_class("-wide")
         await pilot.resize_terminal(80, 24)
-        await hold_at(pilot, source, 14)
+        await hold_at(pilot, source, 4)
         assert screen.has_class("-narrow") and screen.query_one("#scoreboard").display
         assert "builder-three" in rendered(screen.query_one("#scoreboard"))
         await pilot.press("3")

@@ -36,7 +36,7 @@ async def test_a_signal_aborts_naming_it_tears_down_and_leaves(tmp_path, signum)
     app = live_app(output, source)
     provider = app.runner.provider
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 12)
+        await hold_at(pilot, source, 2)
         os.kill(os.getpid(), signum)
         os.kill(os.getpid(), signum)  # a second one must not cut the teardown short
         await until(pilot, lambda: not app.is_running)
@@ -54,7 +54,7 @@ async def test_a_crash_of_the_ui_is_recorded_as_the_crash(tmp_path):
     provider = app.runner.provider
     with pytest.raises(RuntimeError, match="widget exploded"):
         async with app.run_test(size=SIZE) as pilot:
-            await hold_at(pilot, source, 12)
+            await hold_at(pilot, source, 2)
 
             def explode() -> None:
                 raise RuntimeError("widget exploded")
@@ -67,13 +67,17 @@ async def test_a_crash_of_the_ui_is_recorded_as_the_crash(tmp_path):
     assert "the app crashed: widget exploded" in last["reason"]
 
 
+# The child's grace before it ends itself is cut from 10 s to 1 s: after SIGHUP Textual's exit blocks on the
+# closed terminal, so every run of this test waited out the whole grace; how long it is is not the point here.
 CHILD = """
 import sys
 from pathlib import Path
+from aoe_tui.app import live_app as live_app_module
 from aoe_tui.cli.app_launch import run_live
+live_app_module.EXIT_GRACE_SECONDS = 1
 from aoe_tui.testing.clock import ManualSource
 from tests.app_live.live_match import live_app
-sys.exit(run_live(live_app(Path(sys.argv[1]), ManualSource(limit=12)).runner))
+sys.exit(run_live(live_app(Path(sys.argv[1]), ManualSource(limit=2)).runner))
 """
 
 

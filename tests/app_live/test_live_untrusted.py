@@ -26,12 +26,12 @@ OUTPUT = "[link=https://x]y[/link] [/]"
 async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
     output, source = tmp_path / "m", ManualSource(limit=0)
     launcher = ScriptedLauncher(
-        scripts={"amnesiac": AgentScript(finishes_after=6, status="failed", summary=SUMMARY + ESCAPES)}
+        scripts={"amnesiac": AgentScript(finishes_after=2, status="failed", summary=SUMMARY + ESCAPES)}
     )
     app = live_app(output, source, launcher=launcher)
     runner = app.runner
     async with app.run_test(size=SIZE) as pilot:
-        await hold_at(pilot, source, 8)
+        await hold_at(pilot, source, 4)
         screen = app.screen
         assert isinstance(screen, LiveMatchScreen)
         trace = output / "agents" / "oracle" / "tool_trace.jsonl"
@@ -66,7 +66,7 @@ async def test_markup_from_a_live_agent_is_text_and_the_match_goes_on(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, TerritoryScreen) and OUTPUT in screen_text(app)
         await pilot.press("escape")
-        await hold_at(pilot, source, 9)
+        await hold_at(pilot, source, 5)
         assert app.is_running and app.engine_running and app.screen is screen
         assert "match_finished" not in [e.kind for e in runner.recorder.events]
     finished = [e.to_json() for e in runner.recorder.events if e.kind == "agent_finished"]

@@ -148,6 +148,11 @@ class MatchScreen(Screen[None]):
                     yield ToolFeed(agent_id, self.session.tool_calls[agent_id], id=f"feed-{index}")
         yield Footer()
 
+    def on_unmount(self) -> None:
+        """The match's objects are garbage once the screen goes: back in the collector's sight, or every match
+        opened in one session (the browser, a series) would stay in memory for good."""
+        gc.unfreeze()
+
     def on_mount(self) -> None:
         if not self.session.has_timeline:
             self.playback.end()

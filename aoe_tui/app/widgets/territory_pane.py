@@ -9,7 +9,6 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Static
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.manifest import Visualization
@@ -19,8 +18,8 @@ from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.view.health_history import HealthHistory
 from aoe_tui.app.view.hidden_topology import observed_milestones
+from aoe_tui.app.widgets.line_static import LineStatic
 from aoe_tui.app.widgets.literal import literal
-from aoe_tui.app.widgets.repaint import repaint
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.app.view.tool_calls import ToolCallIndex
 
@@ -36,7 +35,7 @@ def success_mark(success: bool | None) -> Content:
 
 
 class TerritoryPane(Vertical):
-    """Parts are separate Statics so a cursor move only repaints the parts whose text changed."""
+    """Parts are separate `LineStatic`s so a cursor move only repaints the lines whose text changed."""
 
     def __init__(
         self,
@@ -62,7 +61,9 @@ class TerritoryPane(Vertical):
         self.duration_ms = duration_ms
         self._shown: dict[str, object] = {}
         # Kept, not queried: a cursor move tells each of a dozen panes, and a query per part added up.
-        self._parts = {part: Static(classes=part) for part in ("identity", "milestones", "agent-status", "activity")}
+        self._parts = {
+            part: LineStatic(classes=part) for part in ("identity", "milestones", "agent-status", "activity")
+        }
         self._service_map = (
             ServiceMap(visualization, hides_topology, classes="service-map")
             if visualization is not None and visualization.nodes
@@ -84,10 +85,10 @@ class TerritoryPane(Vertical):
         yield self._parts["agent-status"]
         yield self._parts["activity"]
 
-    def _set(self, part: str, content: Content) -> None:
-        if self._shown.get(part) != content:
-            self._shown[part] = content
-            repaint(self._parts[part], content)
+    def _set(self, part: str, lines: list[Content]) -> None:
+        """A part's lines; it repaints those that changed. Lines, not one joined text: joining a dozen panes'
+        parts only for them to be split into lines again was a tenth of a frame."""
+        self._parts[part].show(lines)
 
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         if self.history is not None:
@@ -97,12 +98,13 @@ class TerritoryPane(Vertical):
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
         self._set(
             "agent-status",
-            Content.assemble(
-                "agent ",
-                show.styled_agent_status(agent_state),
-                f"\ntokens {show.token_count(agent_state, 'input_tokens')} in / "
-                f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}",
-            ),
+            [
+                Content.assemble("agent ", show.styled_agent_status(agent_state)),
+                Content(
+                    f"tokens {show.token_count(agent_state, 'input_tokens')} in / "
+                    f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}"
+                ),
+            ],
         )
         self._set(
             "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
@@ -144,7 +146,7 @@ class TerritoryPane(Vertical):
                     first_line(territory.elimination_detail or "", 80),
                 )
             )
-        self._set("milestones", Content("\n").join(lines))
+        self._set("milestones", lines)
 
     def _show_race(self, world: World, rank: int) -> None:
         territory = world.territories.get(self.territory_id)
@@ -169,23 +171,20 @@ class TerritoryPane(Vertical):
             self._shown["border-title"] = (title, subtitle)
             self.border_title, self.border_subtitle = literal(title), literal(subtitle)
 
-    def _identity(self, state: str, styled_state: Content) -> Content:
+    def _identity(self, state: str, styled_state: Content) -> list[Content]:
         agent = self.agent
-        return Content.assemble(
-            (agent.agent_id if agent else "no agent", "bold"),
-            "  ",
-            styled_state,
-            "\n",
-            "model ",
-            show.or_unavailable(agent.model if agent else None),
-            "\n",
-            "harness ",
-            show.or_unavailable(agent.adapter if agent else None),
-            " · reasoning ",
-            show.or_unavailable(agent.reasoning_effort if agent else None),
-        )
+        return [
+            Content.assemble((agent.agent_id if agent else "no agent", "bold"), "  ", styled_state),
+            Content.assemble("model ", show.or_unavailable(agent.model if agent else None)),
+            Content.assemble(
+                "harness ",
+                show.or_unavailable(agent.adapter if agent else None),
+                " · reasoning ",
+                show.or_unavailable(agent.reasoning_effort if agent else None),
+            ),
+        ]
 
-    def _milestone_matrix(self, world: World, statuses: dict[str, str]) -> Content:
+    def _milestone_matrix(self, world: World, statuses: dict[str, str]) -> list[Content]:
         territory = world.territories.get(self.territory_id)
         width = max((len(m) for m in self.milestones), default=0)
         lines = []
@@ -210,9 +209,9 @@ class TerritoryPane(Vertical):
                 (durable, "$success bold" if durable != "—" else ""),
             )
         )
-        return Content("\n").join(lines)
+        return lines
 
-    def _activity(self, elapsed_ms: int, horizon_ms: int, running: bool) -> Content:
+    def _activity(self, elapsed_ms: int, horizon_ms: int, running: bool) -> list[Content]:
         lines = [
             Content.assemble(
                 (format_clock(call.at_ms), "$text-muted"),
@@ -229,4 +228,4 @@ class TerritoryPane(Vertical):
             lines.append(Content.styled(f"no observable tool activity for {format_clock(quiet)}", "$warning"))
         if not lines:
             lines.append(Content.styled("no observable tool calls yet", "$text-muted"))
-        return Content("\n").join(lines)
+        return lines

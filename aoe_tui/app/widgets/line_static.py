@@ -1,0 +1,54 @@
+"""A `Static` of lines that never wrap, repainted line by line: a change redraws only the lines it changed.
+
+`Static.update` draws the whole content again, every line of it, and the territory panes' parts change
+many times a second while playing (an agent's tokens, the "no observable tool activity for ..." clock):
+at End, Home or 60x playback, drawing every line of every pane's parts again was a third of the frame.
+With text that never wraps, each line is drawn alone exactly as the whole would draw it, so a part
+redraws the lines whose text or styles changed and lays the screen out again only when its number of
+lines changes.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.visual import Visual
+from textual.widgets import Static
+
+
+def _drawn_as(line: Content) -> tuple[str, tuple]:
+    """What a line looks like: its text and its styles (`Content` equality compares the text alone)."""
+    return line.plain, tuple(line.spans)
+
+
+class LineStatic(Static):
+    """Shown with `show`; for text with `text-wrap: nowrap` only (each line is drawn on its own)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._lines: list[Content] = []
+        self._whole: Content | None = Content("")  # the lines joined, once something asks for them
+
+    def show(self, lines: list[Content]) -> None:
+        """Show `lines`, repainting those that differ from the lines shown."""
+        before, self._lines, self._whole = self._lines, lines, None
+        if len(lines) != len(before):
+            self.refresh(layout=True)
+            return
+        changed = [y for y, (old, new) in enumerate(zip(before, lines)) if _drawn_as(old) != _drawn_as(new)]
+        if changed:
+            self.refresh(*(Region(0, y, self.size.width, 1) for y in changed))
+
+    def render(self) -> Content:
+        """The whole content: what the layout measures (and what a text selection is drawn on)."""
+        if self._whole is None:
+            self._whole = Content("\n").join(self._lines)
+        return self._whole
+
+    def render_line(self, y: int) -> Strip:
+        if self.text_selection is not None:
+            return super().render_line(y)  # a selection spans lines: the whole content is drawn with it
+        width = self.size.width
+        strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
+        return strips[0] if strips else Strip.blank(width, self.visual_style.rich_style)

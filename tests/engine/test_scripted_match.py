@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.reducer import reduce
+from aoe_tui.domain.world import World
 from aoe_tui.testing.clock import ManualSource
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import Progress
@@ -43,11 +47,29 @@ def runner(output, manifest=ARENA, scripts=None, drain_seconds=5):
     )
 
 
-async def test_a_scripted_race_writes_a_complete_replayable_match_directory(tmp_path):
-    output = tmp_path / "match"
+@dataclass
+class PlayedRace:
+    output: Path
+    world: World
+    updates: list
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> PlayedRace:
+    """One whole scripted race (each costs seconds of real verifier runs), shared by the tests that only read
+    the directory it leaves (one that must stay untouched works on a copy)."""
+    output = tmp_path_factory.mktemp("played") / "match"
     race = runner(output, scripts={"oracle": AgentScript(finishes_after=1)})
     updates = race.queue()
-    world = await race.run()
+    world = asyncio.run(race.run())
+    seen = []
+    while not updates.empty():
+        seen.append(updates.get_nowait())
+    return PlayedRace(output, world, seen)
+
+
+def test_a_scripted_race_writes_a_complete_replayable_match_directory(played):
+    output, world, seen = played.output, played.world, played.updates
     assert world.winner == "builder-one" and world.finish_reason == "first durable deployment"
     match = load_match(output)
     assert match.shape == "directory"
@@ -74,17 +96,12 @@ async def test_a_scripted_race_writes_a_complete_replayable_match_directory(tmp_
         "post_match_drain_finished",
     ]
     assert match.world.agents["oracle"].terminal_state == "completed"
-    seen = []
-    while not updates.empty():
-        seen.append(updates.get_nowait())
     assert isinstance(seen[0], Progress) and seen[0].stage == "match"
     assert [u.kind for u in seen if not isinstance(u, Progress)] == kinds
 
 
-async def test_match_json_provenance_is_complete_and_stable(tmp_path):
-    output = tmp_path / "match"
-    await runner(output).run()
-    recorded = json.loads((output / "match.json").read_text())
+def test_match_json_provenance_is_complete_and_stable(played):
+    recorded = json.loads((played.output / "match.json").read_text())
     assert list(recorded) == PROVENANCE_KEYS
     manifest = load_manifest(ARENA)
     assert provenance(manifest, ARENA) == recorded == provenance(manifest, ARENA)
@@ -105,9 +122,9 @@ def test_the_compatibility_key_follows_the_contest_not_the_labels(tmp_path):
     assert key(arena_data(duration_seconds=900), "longer") != base
 
 
-async def test_a_directory_holding_a_match_is_refused(tmp_path):
+async def test_a_directory_holding_a_match_is_refused(played, tmp_path):
     output = tmp_path / "match"
-    await runner(output).run()
+    shutil.copytree(played.output, output)
     before = (output / "events.jsonl").read_bytes()
     with pytest.raises(AoeError, match="already holds a match"):
         await runner(output).run()

@@ -39,11 +39,21 @@ SKIP_REASONS = {
 }
 
 
+# Soaks: a test that plays the same checks as a fast test of the suite for much longer (rarer interleavings).
+# Outside the fast part's 3-minute budget on 2 cores, reported as skipped; AOE_SOAK=1 (or AOE_ALL_VM=1) runs them.
+SOAK_SKIP_REASON = "soak outside the fast suite's time budget; a short run of it is in the suite (AOE_SOAK=1 runs it)"
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "soak: the checks of a fast test played for a minute or more (AOE_SOAK=1)")
+
+
 VM_TEST_TIMEOUT_SECONDS = 1500  # a module's first test also boots its guests and often runs a whole race
 
 
 def pytest_collection_modifyitems(config, items):
-    """Fast tests first (quick feedback), VM modules after with a longer hang limit; the listed VM modules skipped."""
+    """Fast tests first (quick feedback), VM modules after with a longer hang limit; the listed VM modules and the
+    soaks skipped."""
     import os
 
     items.sort(key=lambda item: item.get_closest_marker("vm") is not None)  # stable: modules stay contiguous
@@ -52,6 +62,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(VM_TEST_TIMEOUT_SECONDS))
     if os.environ.get("AOE_ALL_VM") == "1":
         return
+    for item in items:
+        if item.get_closest_marker("soak") is not None and os.environ.get("AOE_SOAK") != "1":
+            item.add_marker(pytest.mark.skip(reason=SOAK_SKIP_REASON))
     for item in items:
         reason = SKIP_REASONS.get(Path(str(item.fspath)).relative_to(PROJECT).as_posix())
         if reason is not None:

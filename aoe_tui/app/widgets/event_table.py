@@ -96,7 +96,13 @@ class EventTable(ScrollView, can_focus=True):
         self.scroll_to_region(Region(0, self.cursor_row, 1, 1), animate=animate, force=True, immediate=True)
 
     def _sized(self) -> None:
-        self.virtual_size = Size(sum(self.widths) + 2 * CELL_PADDING * len(self.widths), len(self._rows))
+        """The rows' extent, set without the layout pass Textual runs on a new virtual size: only a scrollbar
+        shown or hidden changes the table's geometry, and that asks for its own. Playing from the start
+        grows the window a row per event, and each was a layout of the whole screen."""
+        size = Size(sum(self.widths) + 2 * CELL_PADDING * len(self.widths), len(self._rows))
+        if size != self.virtual_size:
+            self.set_reactive(EventTable.virtual_size, size)
+            self._scroll_update(size)
 
     def watch_cursor_row(self) -> None:
         self.refresh()

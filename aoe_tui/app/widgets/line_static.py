@@ -51,4 +51,5 @@ class LineStatic(Static):
             return super().render_line(y)  # a selection spans lines: the whole content is drawn with it
         width = self.size.width
         strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
-        return strips[0] if strips else Strip.blank(width, self.visual_style.rich_style)
+        # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
+        return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, self.visual_style.rich_style)

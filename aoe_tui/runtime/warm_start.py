@@ -48,6 +48,8 @@ DISK = "disk.qcow2"
 KEYS = "keys"  # the template's own key pair, and the known_hosts pinning it while it is made
 DESCRIPTION = "template.json"  # written last: a template without it is incomplete
 IDENTITY_TIMEOUT_S = 120.0
+# What a restored guest's console says (it printed no boot of its own), for whoever reads its tail.
+CONSOLE_NOTE = "[aoe] warm start: restored from a saved template, now {}: its own key, host key and hostname"
 _RNDRESEEDCRNG = 0x5207  # linux/random.h: _IO('R', 0x07)
 
 
@@ -154,6 +156,7 @@ def identity_script(territory_id: str, authorized_key: str) -> str:
             f"printf '%s\\n' {shlex.quote(authorized_key)} > /root/.ssh/authorized_keys.new",
             "mv -f /root/.ssh/authorized_keys.new /root/.ssh/authorized_keys",
             "systemctl reload ssh.service",
+            f"echo {shlex.quote(CONSOLE_NOTE.format(territory_id))} > /dev/console",
         ]
     )
 

@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
+from aoe_tui.runtime.warm_start import CONSOLE_NOTE
 from aoe_tui.store.match_layout import MatchLayout
 from tests.runtime.free_ports import free_base_port
 
@@ -55,6 +56,8 @@ async def test_every_guest_was_restored_from_the_template(started) -> None:
     runtime, progress = started
     assert any("are restored from template" in line for line in progress), progress
     assert all(vm.warm is not None for vm in runtime.vms.values()), "a guest fell back to a cold boot"
+    for territory_id, vm in runtime.vms.items():
+        assert CONSOLE_NOTE.format(territory_id) in vm.console_tail(), "its console says it was restored"
     leftovers = [t.warm_state for t in MatchLayout(runtime.match_dir).territories() if t.warm_state.exists()]
     assert leftovers == [], "a clone's copy of the saved state was left behind"
 

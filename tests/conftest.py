@@ -27,7 +27,6 @@ OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_primary_failover.py",  # 6 passed in 264 s
     "tests/engine/test_vm_traffic_surge.py",  # 5 passed in 438 s
     "tests/engine/test_vm_zero_downtime_rollout.py",  # 5 passed in 312 s (alone on the machine)
-    "tests/series/test_vm_series.py",  # 3 rounds, 770 s
     "tests/series/test_vm_scale_out.py",  # 3 passed in 778 s (two 2-round series over 2 hosts, one host killed)
 }
 SKIP_REASONS = {

@@ -90,7 +90,7 @@ def main() -> None:
         )
     median = {name: statistics.median(values) for name, values in runs.items()}
     one = median["one"]
-    print(f"warm-start template (first use on this machine, then cached): {template_s:6.1f} s")
+    print(f"one warm start before the runs (it makes the template when the machine has none): {template_s:6.1f} s")
     print(f"guest boot to SSH, one guest alone (cold):      {one:6.1f} s   (median of {args.repeats})")
     for name in ("three", "warm three"):
         seconds = median[name]

@@ -61,9 +61,10 @@ def test_durable_events_are_synced_off_the_callers_thread_and_close_waits_for_it
     synced_from: list[str] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced_from.append(threading.current_thread().name), real_fsync(fd)))
-    before = len(fsync_threads())
+    before = set(fsync_threads())  # another test's syncer may still be ending: only this writer's counts
     writer = EventLogWriter(tmp_path / "events.jsonl")
     writer.append(make_event("match_paused", 0, 0))  # a durable kind
+    own = set(fsync_threads()) - before
     deadline = time.monotonic() + 10
     while not synced_from and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -71,7 +72,7 @@ def test_durable_events_are_synced_off_the_callers_thread_and_close_waits_for_it
     assert (tmp_path / "events.jsonl").read_text().count("\n") == 1  # flushed at once, before any fsync
     writer.close()
     assert synced_from[-1] == threading.current_thread().name  # the final fsync, after the syncer stopped
-    assert len(fsync_threads()) == before
+    assert own and not any(thread.is_alive() for thread in own), "close() waits for its syncer to end"
 
 
 def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):

@@ -49,10 +49,27 @@ async def handle(process: asyncssh.SSHServerProcess) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    await process.redirect(stdout=local.stdout, stderr=local.stderr)
     feeding = asyncio.ensure_future(_feed(process.stdin, local.stdin))
-    process.exit(await asyncio.to_thread(local.wait))
+    copies = [
+        asyncio.ensure_future(_copy(pipe, to))
+        for pipe, to in ((local.stdout, process.stdout), (local.stderr, process.stderr))
+    ]
+    status = await asyncio.to_thread(local.wait)
+    await asyncio.gather(*copies)  # every byte out before the exit status: a loaded machine lost the tail
+    process.exit(status)
     feeding.cancel()
+
+
+async def _copy(pipe, channel: asyncssh.SSHWriter) -> None:
+    """stdout and stderr by hand, to their end: asyncssh's redirect let `exit()` overtake the last bytes."""
+    try:
+        while data := await asyncio.to_thread(pipe.read, 65536):
+            channel.write(data)
+            await channel.drain()
+    except (OSError, asyncssh.Error):
+        pass  # the client went away
+    finally:
+        pipe.close()
 
 
 async def _feed(channel: asyncssh.SSHReader, pipe) -> None:

@@ -23,8 +23,6 @@ UNVERIFIED_VM_MODULES = {
 }
 OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_first_contact.py",  # 6 passed in 528 s
-    "tests/engine/test_vm_job_queue.py",  # 5 passed in 290 s
-    "tests/engine/test_vm_primary_failover.py",  # 6 passed in 264 s
     "tests/engine/test_vm_traffic_surge.py",  # 5 passed in 438 s
     "tests/engine/test_vm_zero_downtime_rollout.py",  # 5 passed in 312 s (alone on the machine)
     "tests/series/test_vm_scale_out.py",  # 3 passed in 778 s (two 2-round series over 2 hosts, one host killed)

@@ -3,7 +3,8 @@
 The module's match starts three guests of one class with `warm_start=True` (the template is made first
 when this machine has none). Each clone must come up as its own guest: its own key alone authorized (the
 template's key no longer logs in), its own SSH host key pinned, hostname, machine id and random stream,
-the host's clock; and a referee reboot of a clone is a cold boot of its own disk that keeps all that.
+the host's clock; and a referee reboot of a clone is a cold boot of its own disk that keeps all that. A template that will
+not restore is discarded and its guest boots cold.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import asyncssh
 import pytest
 import pytest_asyncio
 
+from aoe_tui.runtime import warm_template
+from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
+from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.ports import LOOPBACK
-from aoe_tui.runtime.warm_start import CONSOLE_NOTE
+from aoe_tui.runtime.warm_start import CONSOLE_NOTE, KEYS, WarmTemplate
 from aoe_tui.store.match_layout import MatchLayout
 from tests.runtime.free_ports import free_base_port
 
@@ -101,3 +105,31 @@ async def test_a_reboot_of_a_clone_is_proven_and_keeps_its_identity(started) -> 
     assert proof.boot_id_before != proof.boot_id_after
     after = await _facts(runtime, "beta")
     assert after[0] == "beta" and after[4:] == before[4:]  # hostname, host key, the one authorized key
+
+
+async def test_a_template_that_will_not_restore_is_discarded_and_the_guest_boots_cold(
+    guest_image, tmp_path, monkeypatch
+) -> None:
+    broken = WarmTemplate(tmp_path / "broken-template", "ssh-ed25519 AAAA", 20.0)
+    MatchKeys.ensure(broken.directory / KEYS)
+    broken.saved_state.write_bytes(b"not a save image")
+    create_overlay(guest_image.path, broken.disk)
+    monkeypatch.setattr(warm_template, "read_template", lambda _class: broken)
+    progress: list[str] = []
+    runtime = MatchRuntime(
+        tmp_path / "match",
+        "warmbroken",
+        [TerritorySpec("delta", 1, 768)],
+        free_base_port(1),
+        image=guest_image,
+        warm_start=True,
+        on_progress=progress.append,
+    )
+    try:
+        await runtime.start()
+        vm = runtime.vm("delta")
+        assert vm.warm is None and any("warm start failed" in line and "booting it cold" in line for line in progress)
+        assert not broken.directory.exists(), "a template that will not restore is made again next time"
+        assert (await vm.run("hostname", 30)).stdout.strip() == "delta"
+    finally:
+        await runtime.close()

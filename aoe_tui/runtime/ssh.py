@@ -22,7 +22,7 @@ import asyncssh
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.head_tail import DEFAULT_KEEP, HeadTail
-from aoe_tui.runtime.keys import MatchKeys
+from aoe_tui.runtime.keys import MatchKeys, host_pattern
 
 Liveness = Callable[[], Awaitable[bool]]
 RUN_DIR = "/run/aoe-run"
@@ -90,8 +90,10 @@ class GuestSSH:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
         output_keep: int = DEFAULT_KEEP,
         output_cap_bytes: int = OUTPUT_CAP_BYTES,
+        host_key: str | None = None,
     ) -> None:
         self.label = label
+        self.host_key = host_key  # known beforehand ("ssh-ed25519 AAAA..."): pinned as given, never learnt
         self.output_keep = output_keep
         self.output_cap_bytes = output_cap_bytes
         self.host = host
@@ -123,9 +125,10 @@ class GuestSSH:
             try:
                 return await self._connect_once(min(_ATTEMPT_TIMEOUT_S, max(left, 1.0)))
             except asyncssh.HostKeyNotVerifiable as error:
+                pinned_in = "" if self.host_key is not None else f" in {self.keys.known_hosts_path}"
                 raise AoeError(
-                    f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned in "
-                    f"{self.keys.known_hosts_path} ({error.reason})"
+                    f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned"
+                    f"{pinned_in} ({error.reason})"
                 ) from None
             except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
                 last_error = _describe(error)
@@ -138,13 +141,19 @@ class GuestSSH:
             await asyncio.sleep(_RETRY_PAUSE_S)
 
     async def _connect_once(self, timeout: float) -> asyncssh.SSHClientConnection:
-        pinned = self.keys.pinned_line(self.host, self.port) is not None
+        known_hosts: asyncssh.SSHKnownHosts | str | None
+        if self.host_key is not None:
+            pinned = True
+            known_hosts = asyncssh.import_known_hosts(f"{host_pattern(self.host, self.port)} {self.host_key}\n")
+        else:
+            pinned = self.keys.pinned_line(self.host, self.port) is not None
+            known_hosts = str(self.keys.known_hosts_path) if pinned else None
         connection = await asyncssh.connect(
             self.host,
             self.port,
             username="root",
             client_keys=[self.keys.client_key()],
-            known_hosts=str(self.keys.known_hosts_path) if pinned else None,
+            known_hosts=known_hosts,
             connect_timeout=timeout,
             login_timeout=timeout,
             keepalive_interval=5,

@@ -22,7 +22,6 @@ without an arena NIC.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import secrets
@@ -33,13 +32,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncssh
-
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.runtime.keys import MatchKeys, host_pattern
+from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.paths import cache_root
 from aoe_tui.runtime.ports import LOOPBACK
-from aoe_tui.runtime.ssh import SSHUnavailable
+from aoe_tui.runtime.ssh import GuestSSH
 
 FORMAT = 2  # bump when what a template holds, or where, changes
 TEMPLATE_TERRITORY = "template"
@@ -47,7 +44,6 @@ SAVED_STATE = "state.save"
 DISK = "disk.qcow2"
 KEYS = "keys"  # the template's own key pair, and the known_hosts pinning it while it is made
 DESCRIPTION = "template.json"  # written last: a template without it is incomplete
-IDENTITY_TIMEOUT_S = 120.0
 # What a restored guest's console says (it printed no boot of its own), for whoever reads its tail.
 CONSOLE_NOTE = "[aoe] warm start: restored from a saved template, now {}: its own key, host key and hostname"
 _RNDRESEEDCRNG = 0x5207  # linux/random.h: _IO('R', 0x07)
@@ -166,37 +162,16 @@ async def give_identity(
     template: WarmTemplate, port: int, territory_id: str, authorized_key: str, timeout: float
 ) -> None:
     """Log in to a fresh clone on 127.0.0.1:`port` with the template's key and make it the territory's own."""
-    known_hosts = asyncssh.import_known_hosts(f"{host_pattern(LOOPBACK, port)} {template.host_key}\n")
-    deadline = time.monotonic() + timeout
-    last_error = "no attempt made"
-    while time.monotonic() < deadline:
-        left = max(deadline - time.monotonic(), 1.0)
-        try:
-            async with asyncssh.connect(
-                LOOPBACK,
-                port,
-                username="root",
-                client_keys=[template.keys.client_key()],
-                known_hosts=known_hosts,
-                connect_timeout=min(left, 20.0),
-                login_timeout=min(left, 20.0),
-                agent_path=None,
-                config=[],
-                preferred_auth="publickey",
-            ) as connection:
-                result = await asyncio.wait_for(
-                    connection.run(identity_script(territory_id, authorized_key), check=False), left
-                )
-            if result.exit_status != 0:
-                raise AoeError(
-                    f"territory {territory_id}: the warm-start identity step failed "
-                    f"(exit {result.exit_status}): {str(result.stderr or '').strip()[-300:]}"
-                )
-            return
-        except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
-            last_error = str(error) or type(error).__name__
-            await asyncio.sleep(0.5)
-    raise SSHUnavailable(
-        f"territory {territory_id}: the restored guest's SSH on {LOOPBACK}:{port} did not answer the "
-        f"warm-start identity step within {timeout:.0f} s (last error: {last_error})"
+    ssh = GuestSSH(
+        f"territory {territory_id} (warm-start identity)", LOOPBACK, port, template.keys, host_key=template.host_key
     )
+    try:
+        await ssh.connect(timeout)
+        result = await ssh.run(identity_script(territory_id, authorized_key), timeout)
+    finally:
+        await ssh.close()
+    if result.exit_status != 0:
+        raise AoeError(
+            f"territory {territory_id}: the warm-start identity step failed "
+            f"(exit {result.exit_status}): {result.stderr.strip()[-300:]}"
+        )

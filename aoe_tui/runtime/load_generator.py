@@ -52,6 +52,9 @@ OPEN_WINDOW_SECONDS = 2.0
 """How long a burst waits for all its connections before it is released anyway (two SYN retries of a full
 listen queue). A serial server accepts one connection and then waits for its request: a burst wider than
 its listen queue would otherwise wait the whole CONNECT_SECONDS for connections it can never accept."""
+OPEN_PACE_SECONDS = 0.005
+"""The pause between a burst's connections being opened: time for QEMU's forward (listen queue 1 deep) to accept
+one before the next arrives, so it need not drop a SYN and wait the kernel's one-second retry."""
 _READ_CHUNK = 64 * 1024
 MAX_COUNT = 256
 MAX_REQUESTS = 64
@@ -112,6 +115,8 @@ class Report:
     load: list[Result] = field(default_factory=list)
     requests: list[Result] = field(default_factory=list)
     load_started: int = 0
+    load_connected: int = 0
+    """How many of a burst's connections were open at its release (the rest opened after it)."""
     start_spread_ms: float | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -212,11 +217,12 @@ Opening = asyncio.Future[Connection | BaseException]
 class LoadGenerator:
     """One plan against one base URL; times are milliseconds from the release (`time.perf_counter`).
 
-    A burst's connections (and the first request's after it) are opened before anything is sent, then
-    all its requests go out in one loop turn: the guest's port is forwarded by QEMU, whose listen queue
-    is 1 deep (libslirp), so N connections opened at once lose SYNs that the kernel retries a second
-    later, and a burst made that way is not one. A request's timeout then counts from its release;
-    every other request (streams, later requests) connects in its own time, as curl would.
+    A burst's connections (and the first request's after it) are opened before anything is sent, one
+    after another and in that order, then all its requests go out in one loop turn: the guest's port is
+    forwarded by QEMU, whose listen queue is 1 deep (libslirp), so N connections opened at once lose SYNs
+    that the kernel retries a second later, and a burst made that way is not one (nor is its order). A
+    request's timeout then counts from its release; every other request (streams, later requests)
+    connects in its own time, as curl would.
     """
 
     def __init__(self, base_url: str) -> None:
@@ -233,12 +239,14 @@ class LoadGenerator:
         report = Report()
         opened: list[Opening] = []
         first: Opening | None = None
+        opener: asyncio.Task | None = None
         if plan.load is not None and plan.load.mode == "burst":
-            wanted = plan.load.count + (1 if plan.requests else 0)
-            opened = [asyncio.ensure_future(self._open(CONNECT_SECONDS)) for _ in range(wanted)]
-            await asyncio.wait(opened, timeout=OPEN_WINDOW_SECONDS)  # the rest open after the release
+            opened = [asyncio.get_running_loop().create_future() for _ in range(plan.load.count + bool(plan.requests))]
+            opener = asyncio.ensure_future(self._open_in_order(list(opened)))
             if plan.requests:
                 first = opened.pop()
+            await asyncio.wait(opened, timeout=OPEN_WINDOW_SECONDS)  # the rest open after the release
+            report.load_connected = sum(1 for o in opened if o.done() and isinstance(o.result(), tuple))
         self._origin = time.perf_counter()
         load_task = asyncio.ensure_future(self._load(plan.load, opened, report)) if plan.load else None
         try:
@@ -248,20 +256,36 @@ class LoadGenerator:
             if load_task is not None and plan.wait_for_load:
                 await load_task
         finally:
-            if load_task is not None and not load_task.done():
-                load_task.cancel()
-                await asyncio.gather(load_task, return_exceptions=True)
+            for task in (load_task, opener):
+                if task is not None and not task.done():
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
             for opening in [*opened, first]:
-                if opening is None:
-                    continue
-                if not opening.done():
-                    opening.cancel()
-                elif not opening.cancelled() and isinstance(connection := opening.result(), tuple):
-                    connection[1].close()
+                if opening is not None and opening.done() and not opening.cancelled():
+                    if isinstance(connection := opening.result(), tuple):
+                        connection[1].close()
         sent = [r.sent_ms if r.sent_ms is not None else r.started_ms for r in report.load]
         if plan.load is not None and plan.load.mode == "burst" and sent:
             report.start_spread_ms = round(max(sent) - min(sent), 3)
         return report
+
+    async def _open_in_order(self, openings: list[Opening]) -> None:
+        """Open the connections one after another, each once the one before it is open (or failed).
+
+        The forward's listen queue is FIFO, so the guest sees them in this order: the request that follows a
+        burst always queues behind every connection of the burst, as a curl started after them would. Opened
+        all at once, the forward drops some SYNs and the kernel retries them a second later, so which
+        connection the guest accepts first was luck, and a serial server answered the priority write first
+        now and then. A short pause between connections lets the forward accept each before the next.
+        """
+        for opening in openings:
+            connection = await self._open(CONNECT_SECONDS)
+            if opening.done():  # its request gave up (timed out or was dropped) while it was opening
+                if isinstance(connection, tuple):
+                    connection[1].close()
+            else:
+                opening.set_result(connection)
+            await asyncio.sleep(OPEN_PACE_SECONDS)
 
     async def _open(self, timeout: float) -> Connection | BaseException:
         try:

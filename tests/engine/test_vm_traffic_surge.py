@@ -82,6 +82,7 @@ def test_the_oracle_is_durable_with_full_points(race):
     assert milestones["baseline-ready"].evidence == {"health": "ready", "historical_records": 3}
     first = milestones["priority-first-surge"].evidence
     assert first["optional_pressure"] == 8 and re.fullmatch(r"surge-[0-9a-f]{16}", first["record"])
+    assert first["burst_connected_at_release"] == 8  # the priority write queued behind all of them
     bounded = milestones["bounded-optional"].evidence
     assert bounded["requests"] == 16 and bounded["served"] + bounded["shed"] == 16
     print(

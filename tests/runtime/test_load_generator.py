@@ -167,25 +167,88 @@ class _SerialServer(ThreadingHTTPServer):
         self.shutdown_request(request)
 
 
+class _PatientSerialServer(_SerialServer):
+    """Serial, but never refuses a client (the `surge-serial` builder's app): whoever connects first is served
+    first, so the order in which the burst and the priority write connect decides the verdict."""
+
+    request_queue_size = 64
+
+
+SURGE = {
+    "load": {"count": 8, "path": "/slow/{i}", "timeout": 5},
+    "after": 0.1,
+    "requests": [{"method": "PUT", "path": "/priority/p", "body": "v", "timeout": 1.5, "expect": [204]}],
+}
+
+
+def _serve(httpd: ThreadingHTTPServer) -> str:
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
 def test_a_burst_wider_than_a_serial_servers_queue_is_released_without_waiting_to_connect(server):
     """A serial server accepts one connection and waits for its request: the burst must not wait the whole
-    connect timeout for connections it can never accept; the PUT after it is judged from its release."""
+    connect timeout for connections it can never accept; the PUT after it is judged from its release, and
+    queues behind the burst."""
     _Handler.arrivals = []
     httpd = _SerialServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        plan = parse_plan(
-            {
-                "load": {"count": 8, "path": "/slow/{i}", "timeout": 5},
-                "after": 0.1,
-                "requests": [{"method": "PUT", "path": "/priority/p", "body": "v", "timeout": 1.5, "expect": [204]}],
-            }
-        )
         started = time.monotonic()
-        report = run_plan(f"http://127.0.0.1:{httpd.server_address[1]}", plan)
-        [put] = report.requests  # served if its connection got in ahead of the burst's, else timed out
-        assert put.status == "204" or put.error.startswith("curl: (28) Operation timed out after 1"), put
+        report = run_plan(_serve(httpd), parse_plan(SURGE))
+        [put] = report.requests
+        assert put.status == "000" and put.error.startswith("curl: (28) Operation timed out after 15"), put
         assert time.monotonic() - started < 6, "the burst waited for connections the server could not accept"
     finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+class _Forward:
+    """QEMU's user-mode port forward as libslirp makes it: a listen queue 1 deep, each connection accepted in
+    turn and connected onward to the guest before the next is accepted."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=1)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            guest = socket.create_connection(self.target)
+            for source, sink in ((client, guest), (guest, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def test_the_priority_write_queues_behind_the_whole_burst_at_a_forwarded_port():
+    """Opened all at once, a burst's connections lose SYNs at the forward's 1-deep queue and the kernel retries
+    them a second later, so the priority write's connection sometimes reached a serial guest first and was
+    answered at once: the verdict was luck. Opened in order, it queues behind all 8 every time, and a serial
+    server that needs 8 x 0.5 s for them cannot answer it within 1.5 s."""
+    httpd = _PatientSerialServer(("127.0.0.1", 0), _Handler)
+    _serve(httpd)
+    forward = _Forward(httpd.server_address)
+    try:
+        for _ in range(2):
+            _Handler.arrivals = []
+            report = run_plan(forward.url, parse_plan(SURGE))
+            [put] = report.requests
+            assert put.status == "000" and put.error.startswith("curl: (28) Operation timed out after 15"), put
+            assert report.load_connected == 8 and report.start_spread_ms < 50, report
+    finally:
+        forward.listener.close()
         httpd.shutdown()
         httpd.server_close()

@@ -14,5 +14,6 @@ status="$(answered 1)" || exit 1
 [ "$status" = 200 ] || fail "priority GET /priority/$record under the optional surge returned $status, expected 200"
 sent_body_is 1 "$value" \
   || fail "priority GET /priority/$record under the optional surge returned body $(sent_body 1) instead of '$value'"
-evidence --arg record "$record" --arg value "$value" --argjson spread "$(spread)" \
-  '{optional_pressure: 8, record: $record, value: $value, start_spread_ms: $spread}'
+evidence --arg record "$record" --arg value "$value" --argjson spread "$(spread)" --argjson connected "$(connected)" \
+  '{optional_pressure: 8, record: $record, value: $value, start_spread_ms: $spread,
+  burst_connected_at_release: $connected}'

@@ -20,5 +20,6 @@ for i in 0 1 2 3; do
   [ "$status" = 200 ] || fail "$what returned $status, expected 200"
   sent_body_is $((i + 4)) "${values[$i]}" || fail "$what returned body $(sent_body $((i + 4))) instead of '${values[$i]}'"
 done
-evidence --argjson records "$records" --argjson spread "$(spread)" \
-  '{peak_optional_pressure: 24, records: $records, recoverable: true, start_spread_ms: $spread}'
+evidence --argjson records "$records" --argjson spread "$(spread)" --argjson connected "$(connected)" \
+  '{peak_optional_pressure: 24, records: $records, recoverable: true, start_spread_ms: $spread,
+  burst_connected_at_release: $connected}'

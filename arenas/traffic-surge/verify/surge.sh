@@ -29,6 +29,10 @@ sent_body() { jq -r --argjson i "$1" '.requests[$i].body[0:60] | tojson' "$LOAD_
 # spread: how far apart (ms) the load's requests went out: evidence that the burst really was one.
 spread() { jq '.start_spread_ms // null' "$LOAD_REPORT"; }
 
+# connected: how many of the burst's connections were open when it was released (the requests after it
+# connect behind all of them, in order): evidence that the priority write really queued behind the burst.
+connected() { jq '.load_connected // 0' "$LOAD_REPORT"; }
+
 # answered I: fail with curl's own words when request I got no answer (status 000), else print its status.
 answered() {
   local status

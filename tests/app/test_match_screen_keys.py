@@ -98,7 +98,7 @@ async def test_panes_show_the_state_at_the_cursor(clock):
         await pilot.press("end")
         text = rendered(pane.query_one(".milestones", Static))
         assert "✓ host-reboot" in text and "points 100" in text
-        assert pane.border_title == "#1 builder-three"
+        assert pane.frame_title == "#1 builder-three"
         status = rendered(pane.query_one(".agent-status", Static))
         assert "tokens" in status and "cost n/a" in status  # unknown cost is never $0
 

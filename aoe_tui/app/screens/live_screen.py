@@ -186,7 +186,7 @@ class LiveMatchScreen(MatchScreen):
 
     def _show_selection(self) -> None:
         for pane in self.query(TerritoryPane):
-            pane.set_class(pane.territory_id == self.selected, "-selected")
+            pane.select(pane.territory_id == self.selected)
             if pane.territory_id == self.selected:
                 pane.scroll_visible(animate=False)
 

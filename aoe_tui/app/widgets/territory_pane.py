@@ -7,21 +7,20 @@ clock up to the cursor, and when and why it was eliminated."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.content import Content
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.manifest import Visualization
 from aoe_tui.domain.world import World
-from aoe_tui.domain.untrusted import first_line
+from aoe_tui.domain.untrusted import clean_text, first_line
 from aoe_tui.store.saved_match import AgentInfo
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.view.health_history import HealthHistory
 from aoe_tui.app.view.hidden_topology import observed_milestones
 from aoe_tui.app.widgets.line_static import LineStatic
-from aoe_tui.app.widgets.literal import literal
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.app.view.tool_calls import ToolCallIndex
+from aoe_tui.app.widgets.framed import Framed
 
 LATEST_CALLS = 3
 QUIET_AFTER_MS = 15_000
@@ -34,8 +33,18 @@ def success_mark(success: bool | None) -> Content:
     return Content.styled("✓", "$success") if success else Content.styled("✗", "$error")
 
 
-class TerritoryPane(Vertical):
-    """Parts are separate `LineStatic`s so a cursor move only repaints the lines whose text changed."""
+class TerritoryPane(Framed):
+    """Parts are separate `LineStatic`s so a cursor move only repaints the lines whose text changed.
+
+    The frame's look is the component class `territory-pane--frame`, then the territory's state's
+    (`territory-pane--durable`, ...), then `territory-pane--selected` on the live screen's selected pane:
+    the .tcss says which of them change it. Its titles say who leads and the points or resources."""
+
+    COMPONENT_CLASSES = {
+        "territory-pane--frame",
+        "territory-pane--selected",
+        *(f"territory-pane--{state}" for state in (*show.COMPETITOR_STYLES, *show.HEALTH_STYLES)),
+    }
 
     def __init__(
         self,
@@ -59,7 +68,7 @@ class TerritoryPane(Vertical):
         self.agent_start_ms = agent_start_ms
         self.history = history  # a conquest's health over time (None in a build race)
         self.duration_ms = duration_ms
-        self._shown: dict[str, object] = {}
+        self._state = ""  # the territory's state at the cursor: its frame's look
         # Kept, not queried: a cursor move tells each of a dozen panes, and a query per part added up.
         self._parts = {
             part: LineStatic(classes=part) for part in ("identity", "milestones", "agent-status", "activity")
@@ -69,13 +78,6 @@ class TerritoryPane(Vertical):
             if visualization is not None and visualization.nodes
             else None
         )
-
-    def update_node_styles(self, animate: bool = True) -> None:
-        """A changed state class restyles the pane alone: only its border follows the class (the stylesheet
-        has no rule for a part by its pane's state). Textual restyles every descendant by default, and that
-        threw away each part's rendered lines: at End or Home, where every pane's state changes, it was
-        most of a 150 ms frame."""
-        self.app.stylesheet.update_nodes([self], animate=animate)
 
     def compose(self) -> ComposeResult:
         yield self._parts["identity"]
@@ -115,8 +117,7 @@ class TerritoryPane(Vertical):
         territory = world.territories.get(self.territory_id)
         state = territory.state if territory else "provisioning"
         resources = territory.resources if territory else 0
-        self._set_borders(self.territory_id, f"{resources} res · {state}")
-        self.update_classes({f"-{name}": name == state for name in show.HEALTH_STYLES})
+        self._set_frame(state, self.territory_id, f"{resources} res · {state}")
         self._set("identity", self._identity(state, show.health_state(state)))
         health = territory.last_health if territory else None
         probe = (
@@ -153,23 +154,30 @@ class TerritoryPane(Vertical):
         state = territory.competitor_state if territory else "preparing"
         # A rank means something only once a territory has scored; before that all are equal.
         scored = territory is not None and territory.milestone_points > 0
-        self._set_borders(
+        self._set_frame(
+            state,
             f"#{rank} {self.territory_id}" if scored else self.territory_id,
             f"{territory.milestone_points if territory else 0} pts · {state}",
         )
-        self.update_classes({f"-{name}": name == state for name in show.COMPETITOR_STYLES})
         self._set("identity", self._identity(state, show.competitor_state(state)))
         statuses = show.milestone_statuses(world, self.territory_id, self.milestones)
         self._set("milestones", self._milestone_matrix(world, statuses))
         if self._service_map is not None:
             self._service_map.show(statuses, observed_milestones(world, self.territory_id))
 
-    def _set_borders(self, title: str, subtitle: str) -> None:
-        """Assigning a border title repaints the whole pane, every part of it, even when it is the same
-        text: with a dozen panes that was most of every frame, so only a changed one is assigned."""
-        if self._shown.get("border-title") != (title, subtitle):
-            self._shown["border-title"] = (title, subtitle)
-            self.border_title, self.border_subtitle = literal(title), literal(subtitle)
+    def select(self, selected: bool) -> None:
+        """The live screen's selected territory (the target of its actions): marked `-selected`, framed so."""
+        self.set_class(selected, "-selected")
+        self._set_frame(self._state, self.frame_title, self.frame_subtitle)
+
+    def _set_frame(self, state: str, title: str, subtitle: str) -> None:
+        self._state = state
+        looks = ["territory-pane--frame"]
+        if f"territory-pane--{state}" in self.COMPONENT_CLASSES:
+            looks.append(f"territory-pane--{state}")
+        if self.has_class("-selected"):
+            looks.append("territory-pane--selected")
+        self.frame(tuple(looks), clean_text(title), clean_text(subtitle))
 
     def _identity(self, state: str, styled_state: Content) -> list[Content]:
         agent = self.agent

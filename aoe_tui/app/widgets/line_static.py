@@ -25,6 +25,8 @@ def _drawn_as(line: Content) -> tuple[str, tuple]:
 class LineStatic(Static):
     """Shown with `show`; for text with `text-wrap: nowrap` only (each line is drawn on its own)."""
 
+    auto_links = False  # no line has a link (player text is literal): no link-styling pass per drawn line
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: list[Content] = []

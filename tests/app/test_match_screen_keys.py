@@ -19,6 +19,11 @@ from tests.fixture_paths import HARNESS, WORLD_ONLY
 from tests.app.app_under_test import SIZE, rendered, replay_app
 
 
+def pane_text(pane: TerritoryPane) -> str:
+    """A territory pane's lines (above and below its service map, if it draws one)."""
+    return "\n".join(rendered(lines) for lines in pane.query(".lines"))
+
+
 async def test_arrows_step_one_event_and_shift_arrows_jump_ten_seconds(clock):
     app = replay_app(HARNESS, clock)
     async with app.run_test(size=SIZE) as pilot:
@@ -93,14 +98,31 @@ async def test_panes_show_the_state_at_the_cursor(clock):
         screen = app.screen
         pane = screen.query_one("#pane-builder-three", TerritoryPane)
         await pilot.press("shift+right", "shift+right")
-        text = rendered(pane.query_one(".milestones", Static))
+        text = pane_text(pane)
         assert "✗ service-up" in text and "attempts" in text and "curl" in text
         await pilot.press("end")
-        text = rendered(pane.query_one(".milestones", Static))
+        text = pane_text(pane)
         assert "✓ host-reboot" in text and "points 100" in text
         assert pane.frame_title == "#1 builder-three"
-        status = rendered(pane.query_one(".agent-status", Static))
+        status = pane_text(pane)
         assert "tokens" in status and "cost n/a" in status  # unknown cost is never $0
+
+
+async def test_a_narrow_terminal_drops_the_blank_line_between_a_panes_parts(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.screen.query_one("#pane-builder-three", TerritoryPane)
+
+        def line_after_identity() -> str:
+            return pane_text(pane).splitlines()[3].strip()  # the identity is three lines
+
+        assert line_after_identity() == ""
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert line_after_identity().startswith("· service-up")
+        await pilot.resize_terminal(*SIZE)
+        await pilot.pause()
+        assert line_after_identity() == ""
 
 
 async def test_event_list_follows_the_cursor_and_enter_opens_the_inspector(clock):
@@ -207,6 +229,6 @@ async def test_world_only_match_says_it_has_no_timeline(clock):
         screen = app.screen
         assert "no timeline" in rendered(screen.query_one(MatchHeader))
         pane = screen.query_one("#pane-builder-two", TerritoryPane)
-        assert "points 100" in rendered(pane.query_one(".milestones", Static))
+        assert "points 100" in pane_text(pane)
         await pilot.press("space", "right")
         assert not screen.playback.playing

@@ -5,33 +5,36 @@ restyles the widget) or a new border title repaints every line of the widget and
 or Home every territory pane's state (its border's colour) and points (its titles) change, and those
 repaints, restyles and titles were a third of a 90 ms frame. A `Framed` keeps the border's place as padding
 and draws the frame itself: a top row, one side row for every row between, a bottom row, made once per
-look, titles and size by Textual's own border drawing (its `StylesCache`, as for any CSS border) from
-component classes' styles, so the frame looks exactly as the CSS border did.
+look, titles and width with Textual's own border drawing from component classes' styles, so the frame
+looks exactly as the CSS border did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import cast
+
+from rich.segment import Segment
 from rich.style import Style as RichStyle
-from textual._styles_cache import StylesCache  # Textual's border drawing; Textual is pinned (pyproject)
-from textual.color import Color
+from textual._border import get_box, render_border_label, render_row  # Textual is pinned (pyproject)
+from textual._segment_tools import line_pad
+from textual.color import TRANSPARENT, Color
 from textual.containers import Vertical
 from textual.content import Content
 from textual.css.styles import RenderStyles
-from textual.geometry import Region, Size, Spacing
+from textual.css.types import AlignHorizontal
+from textual.filter import LineFilter
+from textual.geometry import Region, Spacing
 from textual.strip import Strip
 from textual.style import Style
 
 FRAME = Spacing(1, 1, 1, 1)  # the frame's own cells: one on every side
 
 
-def _label(
-    text: str, color: Color, auto_color: bool, background: Color, style: RichStyle, under: Color
-) -> tuple[Content, Color, Color, Style] | None:
-    """A title as Textual's border drawing takes it (what `Widget` passes for its `border_title`)."""
-    if not text:
-        return None
-    shown_color = under.get_contrast_text(color.a) if auto_color else color
-    return Content(text), shown_color, background, Style.from_rich_style(style)
+def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color) -> Strip:
+    for line_filter in filters:
+        strip = strip.apply_filter(line_filter, background)
+    return strip
 
 
 class Framed(Vertical):
@@ -72,62 +75,71 @@ class Framed(Vertical):
         width, height = self.outer_size
         if not (width and height):
             return []
-        top, side, bottom = self._frame_rows(width, height)
+        top, side, bottom = self._frame_rows(width)
         strips = [top if y == 0 else bottom if y == height - 1 else side for y in crop.line_range]
         if crop.column_span != (0, width):
             x1, x2 = crop.column_span
             strips = [strip.crop(x1, x2) for strip in strips]
         return strips
 
-    def _frame_rows(self, width: int, height: int) -> tuple[Strip, Strip, Strip]:
+    def _frame_rows(self, width: int) -> tuple[Strip, Strip, Strip]:
         """The top, side and bottom rows, drawn again only when what they show changed."""
         look = self.get_component_styles(*self.frame_looks)
-        backgrounds = self.background_colors
-        shows = (look, self.frame_title, self.frame_subtitle, width, height, backgrounds)
+        padding, backgrounds = self.styles.padding - FRAME, self.background_colors
+        shows = (look, self.frame_title, self.frame_subtitle, width, padding, backgrounds)
         if self._rows is None or self._rows[0] != shows:
-            self._rows = shows, self._draw_rows(look, Size(width, height), *backgrounds)
+            self._rows = shows, self._draw_rows(look, width, padding, *backgrounds)
         return self._rows[1]
 
     def _draw_rows(
-        self, look: RenderStyles, size: Size, base_background: Color, background: Color
+        self, look: RenderStyles, width: int, padding: Spacing, base_background: Color, background: Color
     ) -> tuple[Strip, Strip, Strip]:
-        """Rows 0, 1 and the last, drawn as Textual draws a widget with `look`'s border and this padding."""
-        width, height = size
-        drawn, inside, padding = StylesCache(), self.content_region.size, self.styles.padding - FRAME
-        blank = Strip.blank(inside.width, RichStyle.from_color(bgcolor=background.rich_color))
-        title = _label(
+        """Drawn as Textual's `StylesCache` draws a widget's border (with the same `_border` helpers): `look`'s
+        top edge on every side, `padding` inside, the titles in `look`'s title styles (no opacity or tint)."""
+        edge, color = look.border_top
+        inner, outer = Style(background=base_background + background), Style(background=base_background)
+        line = Style(foreground=base_background + color)
+        box = get_box(edge, inner, outer, line)
+
+        def edge_row(
+            row: int, text: str, color: Color, auto: bool, under: Color, style: RichStyle, align: str
+        ) -> Strip:
+            label: Iterable[Segment] = ()
+            if text:
+                color = base_background.get_contrast_text(color.a) if auto else color
+                behind = base_background + background
+                label_style = Style.from_rich_style(style) + Style(
+                    behind + under if under.a else TRANSPARENT, behind + color if color.a else TRANSPARENT
+                )
+                label = render_border_label(
+                    (Content(text), label_style), row == 0, edge, width - 2, inner, outer, line, True, True
+                )
+            return Strip(render_row(box[row], width, True, True, label, cast(AlignHorizontal, align)), width)
+
+        top = edge_row(
+            0,
             self.frame_title,
             look.border_title_color,
             look.auto_border_title_color,
             look.border_title_background,
             look.border_title_style,
-            base_background,
+            look.border_title_align,
         )
-        subtitle = _label(
+        bottom = edge_row(
+            2,
             self.frame_subtitle,
             look.border_subtitle_color,
             look.auto_border_subtitle_color,
             look.border_subtitle_background,
             look.border_subtitle_style,
-            base_background,
+            look.border_subtitle_align,
         )
-
-        def row(y: int) -> Strip:
-            return drawn.render(
-                look,
-                size,
-                base_background,
-                background,
-                lambda _y: blank,  # the inside, as Textual draws a container's: a `Blank` of its background
-                self.get_line_filters(),
-                title,
-                subtitle,
-                content_size=inside,
-                padding=padding,
-                crop=Region(0, y, width, 1),
-                opacity=self.opacity,
-                ansi_theme=self.app.ansi_theme,
-                native_ansi=self.app.native_ansi_color,
-            )[0]
-
-        return row(0), row(min(1, height - 1)), row(height - 1)
+        inside = Segment(" " * (width - 2 - padding.left - padding.right), RichStyle(bgcolor=background.rich_color))
+        left, _, right = box[1]  # around the inside as Textual draws a container's: a `Blank` of its background
+        side = Strip([left, *line_pad([inside], padding.left, padding.right, inner.rich_style), right], width)
+        filters = self.get_line_filters()
+        return (
+            _filtered(top, filters, background),
+            _filtered(side, filters, background),
+            _filtered(bottom, filters, background),
+        )

@@ -52,6 +52,10 @@ class LineStatic(Static):
         if self.text_selection is not None:
             return super().render_line(y)  # a selection spans lines: the whole content is drawn with it
         width = self.size.width
+        if y < len(self._lines) and not self._lines[y]:
+            # An empty line draws nothing and Textual fills it with the background, as it fills a margin: a
+            # blank line between parts looks exactly as the margin that parted them did.
+            return Strip([])
         strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
         # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
         return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, self.visual_style.rich_style)

@@ -34,7 +34,12 @@ def success_mark(success: bool | None) -> Content:
 
 
 class TerritoryPane(Framed):
-    """Parts are separate `LineStatic`s so a cursor move only repaints the lines whose text changed.
+    """The parts (identity, milestones, agent status, activity) are the lines of one `LineStatic`, which
+    repaints only the lines a cursor move changed; a blank line goes before the milestones and before the
+    activity (the height of the component class `territory-pane--gap`: the .tcss drops it when narrow). A
+    service map, when the arena draws one, splits the lines in two around it. One widget for the parts, not
+    one per part: every widget costs each frame its share of Textual's messages and compositing, and four
+    per pane were a fifth of an End or Home frame.
 
     The frame's look is the component class `territory-pane--frame`, then the territory's state's
     (`territory-pane--durable`, ...), then `territory-pane--selected` on the live screen's selected pane:
@@ -43,6 +48,7 @@ class TerritoryPane(Framed):
     COMPONENT_CLASSES = {
         "territory-pane--frame",
         "territory-pane--selected",
+        "territory-pane--gap",
         *(f"territory-pane--{state}" for state in (*show.COMPETITOR_STYLES, *show.HEALTH_STYLES)),
     }
 
@@ -69,28 +75,48 @@ class TerritoryPane(Framed):
         self.history = history  # a conquest's health over time (None in a build race)
         self.duration_ms = duration_ms
         self._state = ""  # the territory's state at the cursor: its frame's look
-        # Kept, not queried: a cursor move tells each of a dozen panes, and a query per part added up.
-        self._parts = {
-            part: LineStatic(classes=part) for part in ("identity", "milestones", "agent-status", "activity")
-        }
+        self._parts: dict[str, list[Content]] = {}  # each part's lines at the cursor
+        self._gap = 0  # the blank lines between parts, as shown
         self._service_map = (
             ServiceMap(visualization, hides_topology, classes="service-map")
             if visualization is not None and visualization.nodes
             else None
         )
+        # Kept, not queried: a cursor move tells each of a dozen panes, and a query per frame added up.
+        self._lines = LineStatic(classes="lines")  # all the parts, or those above the map
+        self._below_map = LineStatic(classes="lines") if self._service_map is not None else None
 
     def compose(self) -> ComposeResult:
-        yield self._parts["identity"]
-        yield self._parts["milestones"]
-        if self._service_map is not None:
+        yield self._lines
+        if self._service_map is not None and self._below_map is not None:
             yield self._service_map
-        yield self._parts["agent-status"]
-        yield self._parts["activity"]
+            yield self._below_map
 
     def _set(self, part: str, lines: list[Content]) -> None:
-        """A part's lines; it repaints those that changed. Lines, not one joined text: joining a dozen panes'
-        parts only for them to be split into lines again was a tenth of a frame."""
-        self._parts[part].show(lines)
+        self._parts[part] = lines
+
+    def on_resize(self) -> None:
+        """A new size may come with a new breakpoint (`-narrow`) and so a new gap: the parts shown again."""
+        if self._parts and self._gap_height() != self._gap:
+            self._show_parts()
+
+    def _gap_height(self) -> int:
+        height = self.get_component_styles("territory-pane--gap").height
+        return int(height.value) if height is not None else 0
+
+    def _show_parts(self) -> None:
+        """The parts' lines, gaps between, shown; only the lines that changed repaint. Lines, not one joined
+        text: joining a dozen panes' parts only for them to be split into lines again was a tenth of a frame."""
+        self._gap = self._gap_height()
+        gap = [Content("")] * self._gap
+        parts = self._parts
+        above = [*parts["identity"], *gap, *parts["milestones"]]
+        below = [*parts["agent-status"], *gap, *parts["activity"]]
+        if self._below_map is None:
+            self._lines.show(above + below)
+        else:
+            self._lines.show(above)
+            self._below_map.show(below)
 
     def show(self, world: World, elapsed_ms: int, activity_horizon_ms: int, rank: int) -> None:
         if self.history is not None:
@@ -111,6 +137,7 @@ class TerritoryPane(Framed):
         self._set(
             "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
         )
+        self._show_parts()
 
     def _show_conquest(self, world: World, elapsed_ms: int) -> None:
         assert self.history is not None

@@ -125,6 +125,15 @@ async def test_a_narrow_terminal_drops_the_blank_line_between_a_panes_parts(cloc
         assert line_after_identity() == ""
 
 
+async def test_the_scoreboard_drawn_only_when_shown_shows_the_cursor_once_narrow(clock):
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")  # wide: the scoreboard is hidden and not drawn
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert "#1 builder-three" in rendered(app.screen.query_one("#scoreboard"))
+
+
 async def test_event_list_follows_the_cursor_and_enter_opens_the_inspector(clock):
     app = replay_app(HARNESS, clock)
     async with app.run_test(size=SIZE) as pilot:

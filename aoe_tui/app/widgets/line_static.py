@@ -40,7 +40,8 @@ class LineStatic(Static):
             return
         changed = [y for y, (old, new) in enumerate(zip(before, lines)) if _drawn_as(old) != _drawn_as(new)]
         if changed:
-            self.refresh(*(Region(0, y, self.size.width, 1) for y in changed))
+            width = self.size.width  # (a lookup of the widget's place on the screen: once, not per line)
+            self.refresh(*(Region(0, y, width, 1) for y in changed))
 
     def render(self) -> Content:
         """The whole content: what the layout measures (and what a text selection is drawn on)."""

@@ -19,12 +19,25 @@ from aoe_tui.domain.world import World
 
 
 class Scoreboard(Static):
+    """Drawn only while displayed (the .tcss shows it on a narrow screen alone): a wide screen's every frame
+    would otherwise draw a dozen lines no one sees."""
+
     def __init__(self, territory_ids: list[str], milestone_ids: list[str], **kwargs) -> None:
         super().__init__(**kwargs)
         self.territory_ids = territory_ids
         self.milestone_ids = milestone_ids
+        self._world: World | None = None
 
     def show(self, world: World) -> None:
+        self._world = world
+        if self.display:
+            self._draw(world)
+
+    def on_show(self) -> None:
+        if self._world is not None:
+            self._draw(self._world)
+
+    def _draw(self, world: World) -> None:
         standings = [t for t in world.standings() if t in self.territory_ids]
         order = standings + [t for t in self.territory_ids if t not in standings]
         name_width = max((len(t) for t in order), default=0)

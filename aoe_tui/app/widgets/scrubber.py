@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from textual import events
 from textual.content import Content
+from textual.geometry import Region
 from textual.message import Message
+from textual.strip import Strip
+from textual.visual import Visual
 from textual.widget import Widget
 
 from aoe_tui.domain.clock import format_clock
@@ -24,6 +27,7 @@ MARKER_GLYPHS = {
     "infra": ("!", "$error bold"),
     "operator": ("‖", "$accent"),
 }
+ROWS = 3  # the markers, the track, the clock and status
 # When two markers share a column the stronger one is drawn.
 MARKER_PRIORITY = ["pass", "stall", "revoked", "operator", "infra", "durable", "finish"]
 
@@ -49,15 +53,15 @@ class TimelineScrubber(Widget, can_focus=False):
         self._marker_row: tuple[tuple[int, int, int, int], Content] | None = None
 
     def show(self, elapsed_ms: int, duration_ms: int, markers: list[Marker], status: str) -> None:
-        changed = (elapsed_ms, duration_ms, status, len(markers)) != (
-            self.elapsed_ms,
-            self.duration_ms,
-            self.status,
-            len(self.markers),
-        )
+        """A cursor move or a new status repaints the track and the status line; new markers or a new
+        duration, everything."""
+        remarked = (duration_ms, len(markers)) != (self.duration_ms, len(self.markers))
+        moved = (elapsed_ms, status) != (self.elapsed_ms, self.status)
         self.elapsed_ms, self.duration_ms, self.markers, self.status = elapsed_ms, duration_ms, markers, status
-        if changed:
+        if remarked:
             self.refresh()
+        elif moved:
+            self.refresh(Region(0, 1, self.size.width, 2))
 
     def _column(self, elapsed_ms: int, width: int) -> int:
         if self.duration_ms <= 0:
@@ -94,15 +98,29 @@ class TimelineScrubber(Widget, can_focus=False):
             self._marker_row = key, Content.assemble(*row)
         return self._marker_row[1]
 
-    def render(self) -> Content:
-        width = max(self.content_region.width, 2)
-        cursor = self._column(self.elapsed_ms, width)
-        track = Content.assemble(
-            ("━" * cursor, "$accent"), ("●", "bold $accent"), ("─" * (width - cursor - 1), "$text-muted")
-        )
+    def _row(self, y: int, width: int) -> Content:
+        """Row `y`: the markers, the track with the cursor, the clock and the status."""
+        if y == 0:
+            return self._markers_line(width)
+        if y == 1:
+            cursor = self._column(self.elapsed_ms, width)
+            return Content.assemble(
+                ("━" * cursor, "$accent"), ("●", "bold $accent"), ("─" * (width - cursor - 1), "$text-muted")
+            )
         left = f"{format_clock(self.elapsed_ms)} / {format_clock(self.duration_ms)}"
-        footer = left + self.status.rjust(max(width - len(left), 0))
-        return Content("\n").join([self._markers_line(width), track, Content(footer)])
+        return Content(left + self.status.rjust(max(width - len(left), 0)))
+
+    def render(self) -> Content:
+        """The rows, what the layout measures; they are drawn one by one (`render_line`)."""
+        width = max(self.content_region.width, 2)
+        return Content("\n").join([self._row(y, width) for y in range(ROWS)])
+
+    def render_line(self, y: int) -> Strip:
+        """Each row drawn alone, as the whole would draw it: a cursor move redraws the track and the status
+        line, not the marker row (a tenth of a frame, with a long match's thousands of markers)."""
+        width = self.size.width
+        strips = Visual.to_strips(self, self._row(y, max(width, 2)), width, 1, self.visual_style) if y < ROWS else []
+        return strips[0] if strips else Strip.blank(width, self.visual_style.rich_style)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         self._dragging = True

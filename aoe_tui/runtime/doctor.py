@@ -20,6 +20,8 @@ from aoe_tui.runtime.kvm_probe import QEMU, choose_accel
 from aoe_tui.runtime.paths import images_dir
 from aoe_tui.runtime.ports import reserve_ports
 from aoe_tui.runtime.qemu_user import DEFAULT_USER, QEMU_CONF, configured_user
+from aoe_tui.runtime.warm_start import templates_dir
+from aoe_tui.runtime.warm_template import kept_templates, remove_unusable_templates
 
 VIRTLOGD_SOCKET = "/var/run/libvirt/virtlogd-sock"
 SERVICES_FIX = "scripts/services   (or: virtlogd -d; libvirtd -d)"
@@ -63,6 +65,7 @@ async def run_doctor(
     ]
     checks.extend(await _libvirt(uri, clean))
     checks.append(qemu_user_check())
+    checks.append(warm_templates_check(clean))
     return checks
 
 
@@ -148,6 +151,29 @@ async def _leftovers(hypervisor: Hypervisor, clean: bool) -> Check:
         "leftover VMs",
         "warn",
         f"{len(leftovers)} from crashed runs: {', '.join(r.name for r in leftovers)}",
+        "aoe doctor --clean",
+    )
+
+
+def warm_templates_check(clean: bool = False) -> Check:
+    """The warm-start templates in the cache (a few hundred MiB each): how many, how big, and those no match can
+    restore any more (made over an image since rebuilt, or cut short), which `--clean` removes."""
+    removed = remove_unusable_templates() if clean else []
+    kept = kept_templates()
+    mib = sum(t.size_bytes for t in kept) / 2**20
+    summary = f"{len(kept)} in {templates_dir()}, {mib:.0f} MiB" if kept else "none yet (the first match makes one)"
+    if removed:
+        freed = sum(t.size_bytes for t in removed) / 2**20
+        summary += f"; removed {len(removed)} no match could restore ({freed:.0f} MiB)"
+    unusable = [t for t in kept if not t.usable]
+    if not unusable:
+        return _ok("warm-start templates", summary)
+    waste = sum(t.size_bytes for t in unusable) / 2**20
+    return Check(
+        "warm-start templates",
+        "warn",
+        f"{summary}, of which {len(unusable)} no match can restore ({waste:.0f} MiB: an image rebuilt since, or cut "
+        "short)",
         "aoe doctor --clean",
     )
 

@@ -13,6 +13,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
@@ -21,6 +22,7 @@ from aoe_tui.runtime.hypervisor import Hypervisor
 from aoe_tui.runtime.image import ImageInfo
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
+from aoe_tui.runtime.paths import images_dir
 from aoe_tui.runtime.ports import LOOPBACK, reserve_ports
 from aoe_tui.runtime.warm_start import (
     DESCRIPTION,
@@ -30,6 +32,7 @@ from aoe_tui.runtime.warm_start import (
     TEMPLATE_TERRITORY,
     TemplateClass,
     WarmTemplate,
+    image_stamp,
     read_template,
     templates_dir,
 )
@@ -127,3 +130,64 @@ def _remove_superseded(current: TemplateClass) -> None:
             continue
         if made_for.get("recipe_hash") == current.recipe_hash and made_for.get("image_stamp") != current.image_stamp:
             WarmTemplate(described.parent, "", 0.0).discard()
+
+
+@dataclass(frozen=True)
+class KeptTemplate:
+    """A template folder in the cache, as `aoe doctor` reports it."""
+
+    directory: Path
+    size_bytes: int
+    usable: bool  # complete, and over an image file this machine still has (else it can never be restored)
+
+
+def kept_templates() -> list[KeptTemplate]:
+    """Every template folder in the cache, with its size, and whether any match could still restore it."""
+    root = templates_dir()
+    if not root.is_dir():
+        return []
+    images = _image_stamps()
+    kept = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file() and not f.is_symlink())
+        kept.append(KeptTemplate(directory, size, _usable(directory, images)))
+    return kept
+
+
+def remove_unusable_templates() -> list[KeptTemplate]:
+    """Remove the templates no match can restore (skipping one a match is making now); what was removed."""
+    removed = []
+    for template in kept_templates():
+        if template.usable:
+            continue
+        lock = os.open(template.directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # being made right now
+        else:
+            WarmTemplate(template.directory, "", 0.0).discard()
+            removed.append(template)
+        finally:
+            os.close(lock)
+    return removed
+
+
+def _image_stamps() -> set[str]:
+    """The stamps of the image files this machine has (the bases and their layers)."""
+    stamps = set()
+    for image in images_dir().glob("*/*.raw") if images_dir().is_dir() else ():
+        try:
+            stamps.add(image_stamp(image))
+        except OSError:
+            continue
+    return stamps
+
+
+def _usable(directory: Path, images: set[str]) -> bool:
+    try:
+        made_for = json.loads((directory / DESCRIPTION).read_text())["class"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    complete = all((directory / name).is_file() for name in (SAVED_STATE, DISK))
+    return complete and made_for.get("image_stamp") in images

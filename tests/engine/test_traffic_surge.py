@@ -152,7 +152,9 @@ async def test_the_oracle_passes_every_milestone_with_the_published_evidence(gue
     assert re.fullmatch(r"surge-[0-9a-f]{16}", first["record"]) and re.fullmatch(
         r"priority-[0-9a-f]{24}", first["value"]
     )
-    assert first["optional_pressure"] == 8 and first["start_spread_ms"] < 250 and first["burst_connected_at_release"] == 8
+    assert (
+        first["optional_pressure"] == 8 and first["start_spread_ms"] < 250 and first["burst_connected_at_release"] == 8
+    )
     bounded = evidence["bounded-optional"]
     assert bounded["requests"] == 16 and bounded["served"] + bounded["shed"] == 16 and bounded["shed"] >= 8
     peak = evidence["recover-peak"]["records"]

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from aoe_tui.runtime.doctor import warm_templates_check
 from aoe_tui.runtime.keys import MatchKeys
-from aoe_tui.runtime.warm_start import DESCRIPTION, DISK, KEYS, SAVED_STATE, TemplateClass, read_template, templates_dir
-from aoe_tui.runtime.warm_template import _remove_superseded
+from aoe_tui.runtime.paths import images_dir
+from aoe_tui.runtime.warm_start import (
+    DESCRIPTION,
+    DISK,
+    KEYS,
+    SAVED_STATE,
+    TemplateClass,
+    image_stamp,
+    read_template,
+    templates_dir,
+)
+from aoe_tui.runtime.warm_template import _remove_superseded, kept_templates
 
 
 @pytest.fixture(autouse=True)
@@ -65,3 +78,25 @@ def test_templates_over_an_earlier_build_of_the_same_recipe_are_removed() -> Non
     old_dir, other_dir, current_dir = _made(old), _made(other_recipe), _made(current)
     _remove_superseded(current)
     assert not old_dir.exists() and other_dir.exists() and current_dir.exists()
+
+
+def test_doctor_lists_templates_and_clean_removes_only_those_no_match_can_restore() -> None:
+    base = images_dir() / "recipe-a" / "base.raw"
+    base.parent.mkdir(parents=True)
+    base.write_bytes(b"\0" * 4096)
+    usable = _made(_class(image_stamp(base)))
+    rebuilt = _made(_class("1:1:1", memory_mib=1024))  # over an image file that is gone
+    cut_short = _made(_class(image_stamp(base), memory_mib=512), without=DESCRIPTION)
+    being_made = _made(_class("2:2:2", memory_mib=2048), without=SAVED_STATE)
+    check = warm_templates_check()
+    assert check.status == "warn" and check.fix == "aoe doctor --clean", check
+    assert check.detail.startswith(f"4 in {templates_dir()}, ") and "of which 3 no match can restore" in check.detail
+    maker = os.open(being_made.with_suffix(".lock"), os.O_CREAT | os.O_RDWR)
+    fcntl.flock(maker, fcntl.LOCK_EX)  # a match making that template holds its lock
+    try:
+        cleaned = warm_templates_check(clean=True)
+    finally:
+        os.close(maker)
+    assert usable.exists() and being_made.exists() and not rebuilt.exists() and not cut_short.exists()
+    assert cleaned.status == "warn" and "removed 2 no match could restore" in cleaned.detail, cleaned
+    assert [t.directory for t in kept_templates() if t.usable] == [usable]

@@ -176,7 +176,7 @@ def remove_unusable_templates() -> list[KeptTemplate]:
 def _image_stamps() -> set[str]:
     """The stamps of the image files this machine has (the bases and their layers)."""
     stamps = set()
-    for image in images_dir().glob("*/*.raw") if images_dir().is_dir() else ():
+    for image in images_dir().rglob("*.raw"):
         try:
             stamps.add(image_stamp(image))
         except OSError:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -14,10 +16,19 @@ from textual.widgets import DataTable, Footer, Static
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import PREVIEW_BYTES, load_match
 from aoe_tui.app.widgets.literal import LiteralTable
-from aoe_tui.app.view.match_catalog import CatalogEntry, build_catalog, summary_cache
+from aoe_tui.app.view.match_catalog import (
+    CatalogEntry,
+    cached_entry,
+    catalog_entry,
+    find_match_paths,
+    pending_cells,
+    summary_cache,
+)
 
 # Fixed widths: DataTable keeps label-sized columns after clear(), which cut every name to five letters.
 # What a user scans for comes first, so at 80 columns the match, its state, winner and duration still show.
+FILL_EVERY_SECONDS = 0.1
+"""Rows read are shown in batches at most this often: one repaint per row would slow the reading down."""
 COLUMNS = {"match": 34, "state": 10, "winner": 14, "duration": 8, "arena": 30, "date": 16, "events": 11}
 
 
@@ -54,30 +65,64 @@ class BrowserScreen(Screen[None]):
 
     @work(thread=True, exclusive=True)
     def scan(self) -> None:
-        """Reading a match not seen before reads its whole log: off the UI thread."""
-        entries = build_catalog(self.roots, summary_cache())
-        self.app.call_from_thread(self._show, entries)
+        """Every match is listed at once (those seen before from their cached summaries), then the others are
+        read one by one, off the UI thread (a match not seen before is read whole), each row filled as it is."""
+        cache = summary_cache()
+        paths = find_match_paths(self.roots)
+        known = {path: cached_entry(path, cache) for path in paths}
+        unread = [path for path in paths if known[path] is None]
+        self.app.call_from_thread(self._list, paths, known, len(unread))
+        worker, batch, shown = get_current_worker(), [], time.monotonic()
+        for done, path in enumerate(unread, 1):
+            if worker.is_cancelled:
+                return
+            batch.append(catalog_entry(path, cache))
+            if time.monotonic() - shown >= FILL_EVERY_SECONDS or done == len(unread):
+                self.app.call_from_thread(self._fill, batch, len(unread) - done)
+                batch, shown = [], time.monotonic()
+        cache.save()
 
-    def _show(self, entries: list[CatalogEntry]) -> None:
+    def _list(self, paths: list[Path], known: dict[Path, CatalogEntry | None], unread: int) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        self.entries = {str(entry.path): entry for entry in entries}
+        self.entries = {str(path): entry for path, entry in known.items() if entry is not None}
+        for path in paths:
+            entry = known[path]
+            table.add_row(*(entry.cells() if entry is not None else pending_cells(path)), key=str(path))
+        self._say(len(paths), unread)
+
+    def _fill(self, entries: list[CatalogEntry], unread: int) -> None:
+        table = self.query_one(DataTable)
         for entry in entries:
-            table.add_row(*entry.cells(), key=str(entry.path))
-        status = f"{len(entries)} matches · enter opens one" if entries else "no saved matches found here"
+            key = str(entry.path)
+            self.entries[key] = entry
+            for column, value in zip(COLUMNS, entry.cells()):
+                table.update_cell(key, column, value)
+        self._say(table.row_count, unread)
+
+    def _say(self, listed: int, unread: int) -> None:
+        if not listed:
+            status = "no saved matches found here"
+        elif unread:
+            status = f"{listed} matches · reading {unread} not seen before…"
+        else:
+            status = f"{listed} matches · enter opens one"
         self.query_one("#browser-status", Static).update(status)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self._open(self.entries[event.row_key.value])
+        self._open(self.entries.get(event.row_key.value))
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            self._open(self.entries[key])
+            self._open(self.entries.get(key))
 
-    def _open(self, entry: CatalogEntry) -> None:
+    def _open(self, entry: CatalogEntry | None) -> None:
+        if entry is None:
+            self.notify("still reading this match: it opens once its row is filled in")
+            return
         if entry.error:
             self.notify(entry.error, severity="error")
             return

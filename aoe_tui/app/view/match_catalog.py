@@ -93,10 +93,21 @@ def match_date(match: SavedMatch) -> str:
     return datetime.fromtimestamp(match.source.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
+def cached_entry(path: Path, cache: SummaryCache) -> CatalogEntry | None:
+    """The match's row from its cached summary, if its files did not change since (no file is read)."""
+    cached = cache.get(path)
+    return CatalogEntry(path, **cached) if cached is not None else None
+
+
+def pending_cells(path: Path) -> tuple[str, ...]:
+    """The row of a match not read yet: its file or folder name, and that it is being read."""
+    return (path.name, "reading…", "", "", "", "", "")
+
+
 def catalog_entry(path: Path, cache: SummaryCache | None = None) -> CatalogEntry:
-    cached = cache.get(path) if cache is not None else None
-    if cached is not None:
-        return CatalogEntry(path, **cached)
+    known = cached_entry(path, cache) if cache is not None else None
+    if known is not None:
+        return known
     try:
         match = load_match(path)
     except AoeError as error:

@@ -12,12 +12,13 @@ looks exactly as the CSS border did.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import cast
+from typing import ClassVar, cast
 
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual._border import get_box, render_border_label, render_row  # Textual is pinned (pyproject)
 from textual._segment_tools import line_pad
+from textual.cache import LRUCache
 from textual.color import TRANSPARENT, Color
 from textual.containers import Vertical
 from textual.content import Content
@@ -29,6 +30,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 FRAME = Spacing(1, 1, 1, 1)  # the frame's own cells: one on every side
+FRAMES_KEPT = 256  # a dozen panes' frames at a score of moments
 
 
 def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color) -> Strip:
@@ -45,12 +47,13 @@ class Framed(Vertical):
     `border-subtitle-*` rules, later ones over earlier ones, say how the frame looks. The titles are shown
     literally (the caller cleans player text)."""
 
+    _drawn: ClassVar[LRUCache[tuple, tuple[Strip, Strip, Strip]]] = LRUCache(FRAMES_KEPT)
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.frame_looks: tuple[str, ...] = ()
         self.frame_title = ""
         self.frame_subtitle = ""
-        self._rows: tuple[tuple, tuple[Strip, Strip, Strip]] | None = None  # (what they show, top/side/bottom)
 
     def frame(self, looks: tuple[str, ...], title: str, subtitle: str) -> None:
         """Show this frame, repainting only the edges that changed: all four for a new look, else the top row
@@ -83,13 +86,22 @@ class Framed(Vertical):
         return strips
 
     def _frame_rows(self, width: int) -> tuple[Strip, Strip, Strip]:
-        """The top, side and bottom rows, drawn again only when what they show changed."""
+        """The top, side and bottom rows, kept by what they show (shared by every `Framed`, like the panes'
+        lines: a cursor that goes back, Home after End, finds the frames it showed)."""
         look = self.get_component_styles(*self.frame_looks)
         padding, backgrounds = self.styles.padding - FRAME, self.background_colors
-        shows = (look, self.frame_title, self.frame_subtitle, width, padding, backgrounds)
-        if self._rows is None or self._rows[0] != shows:
-            self._rows = shows, self._draw_rows(look, width, padding, *backgrounds)
-        return self._rows[1]
+        shows = (
+            *(look.border_top, look.border_title_align, look.border_subtitle_align),
+            *(self.frame_title, look.border_title_color, look.auto_border_title_color),
+            *(look.border_title_background, look.border_title_style),
+            *(self.frame_subtitle, look.border_subtitle_color, look.auto_border_subtitle_color),
+            *(look.border_subtitle_background, look.border_subtitle_style),
+            *(width, padding, backgrounds),
+        )
+        rows = self._drawn.get(shows)
+        if rows is None:
+            rows = self._drawn[shows] = self._draw_rows(look, width, padding, *backgrounds)
+        return rows
 
     def _draw_rows(
         self, look: RenderStyles, width: int, padding: Spacing, base_background: Color, background: Color

@@ -6,15 +6,27 @@ at End, Home or 60x playback, drawing every line of every pane's parts again was
 With text that never wraps, each line is drawn alone exactly as the whole would draw it, so a part
 redraws the lines whose text or styles changed and lays the screen out again only when its number of
 lines changes.
+
+A drawn line is kept by what it shows (its text and styles, row, width and style, the theme), in a cache
+every `LineStatic` shares like the event table's (`EventTable`): a line shown before is not drawn again.
+The panes show many the same (every territory's "· host-reboot  pending" at the start, its agent's
+"completed" at the end), and a cursor that goes back (a step back, Home after End, a marker before)
+finds the lines it showed; at End or Home, drawing the lines that changed was a third of the frame.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
+
+
+DRAWN_LINES = 2048  # a dozen panes' lines at a few hundred moments
 
 
 def _drawn_as(line: Content) -> tuple[str, tuple]:
@@ -26,6 +38,7 @@ class LineStatic(Static):
     """Shown with `show`; for text with `text-wrap: nowrap` only (each line is drawn on its own)."""
 
     auto_links = False  # no line has a link (player text is literal): no link-styling pass per drawn line
+    _drawn: ClassVar[LRUCache[tuple, Strip]] = LRUCache(DRAWN_LINES)  # shared: see the module's docstring
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -52,11 +65,19 @@ class LineStatic(Static):
     def render_line(self, y: int) -> Strip:
         if self.text_selection is not None:
             return super().render_line(y)  # a selection spans lines: the whole content is drawn with it
-        width = self.size.width
-        if y < len(self._lines) and not self._lines[y]:
+        width, style = self.size.width, self.visual_style
+        if y >= len(self._lines):
+            return Strip.blank(width, style.rich_style)
+        line = self._lines[y]
+        if not line:
             # An empty line draws nothing and Textual fills it with the background, as it fills a margin: a
             # blank line between parts looks exactly as the margin that parted them did.
             return Strip([])
-        strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
-        # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
-        return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, self.visual_style.rich_style)
+        key = (_drawn_as(line), y, width, style, self.app.theme)
+        drawn = self._drawn.get(key)
+        if drawn is None:
+            strips = Visual.to_strips(self, line, width, 1, style)
+            # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
+            drawn = strips[0].apply_offsets(0, y) if strips else Strip.blank(width, style.rich_style)
+            self._drawn[key] = drawn
+        return drawn

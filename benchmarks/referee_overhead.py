@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import resource
 import statistics
 import sys
 import tempfile
@@ -51,8 +52,9 @@ def manifest_with(territories: int, verifier: Path) -> Manifest:
     return Manifest.model_validate(data)
 
 
-async def referee_tick(territories: int, verifier: Path) -> tuple[float, float]:
-    """Seconds for one tick in which every territory chains all four milestones, and for an idle tick."""
+async def referee_tick(territories: int, verifier: Path) -> tuple[float, float, float]:
+    """Seconds for one tick in which every territory chains all four milestones, for an idle tick, and the
+    busy tick's CPU seconds (referee and verifiers)."""
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         manifest = manifest_with(territories, verifier)
@@ -65,10 +67,10 @@ async def referee_tick(territories: int, verifier: Path) -> tuple[float, float]:
         for agent in manifest.agents:
             referee.agent_started(ScriptedAgent(agent.id, agent.territory, source.now, None))
         source.advance(2)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds()
         await referee.tick()
         await referee.settle()
-        busy = time.perf_counter() - started
+        busy, busy_cpu = time.perf_counter() - started, cpu_seconds() - cpu
         source.advance(2)
         started = time.perf_counter()
         await referee.tick()
@@ -77,7 +79,14 @@ async def referee_tick(territories: int, verifier: Path) -> tuple[float, float]:
         recorder.close()
         for host in hosts.values():
             host.close()
-        return busy, idle
+        return busy, idle, busy_cpu
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that have been waited for (the verifiers), user and system:
+    what the work costs, whatever else the machine is doing (a wall clock also measures the neighbours)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def verifier_runs(manifest: Manifest) -> int:
@@ -86,7 +95,8 @@ def verifier_runs(manifest: Manifest) -> int:
     return sum(2 if m.operation == "host_reboot" else 1 for m in manifest.build.milestones)
 
 
-async def baseline(territories: int, verifier: Path) -> float:
+async def baseline(territories: int, verifier: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (this process and the verifiers) of the same verifier runs with no referee."""
     runs = verifier_runs(manifest_with(territories, verifier))
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
@@ -95,9 +105,9 @@ async def baseline(territories: int, verifier: Path) -> float:
             for step in range(runs):
                 await run_verifier(verifier, {"AOE_TERRITORY_ID": f"t-{index}"}, 30, work / f"{index}-{step}.json")
 
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds()
         await asyncio.gather(*(one_territory(i) for i in range(territories)))
-        return time.perf_counter() - started
+        return time.perf_counter() - started, cpu_seconds() - cpu
 
 
 async def scripted_match_wall() -> float:
@@ -158,12 +168,18 @@ async def main() -> None:
                 bases.append(await baseline(territories, verifier))
             busy = statistics.median(t[0] for t in ticks)
             idle = statistics.median(t[1] for t in ticks)
-            base = statistics.median(bases)
+            busy_cpu = statistics.median(t[2] for t in ticks)
+            base = statistics.median(b[0] for b in bases)
+            base_cpu = statistics.median(b[1] for b in bases)
             per_eval_ms = (busy - base) / (territories * runs) * 1000
             print(
                 f"  {territories:>2} territories: tick {busy * 1000:7.1f} ms, baseline {base * 1000:7.1f} ms, "
                 f"ratio {busy / base:4.2f}, overhead {(busy - base) * 1000:6.1f} ms/tick "
                 f"({per_eval_ms:.2f} ms per verifier run); idle tick {idle * 1000:.2f} ms"
+            )
+            print(
+                f"      CPU (referee and verifiers): tick {busy_cpu * 1000:7.1f} ms, baseline {base_cpu * 1000:7.1f} ms, "
+                f"ratio {busy_cpu / base_cpu:4.2f} (target < 1.5x)"
             )
     print(f"scripted 3-territory match through the runner (virtual clock): {await scripted_match_wall():.2f} s wall")
     if args.real:

@@ -5,9 +5,9 @@ is its copy for a person reading the match folder. Creating a file is a journall
 metadata change, about a millisecond on a busy disk, and a busy tick creates one per
 pass of every territory on the loop that also spawns the verifiers: a quarter of the
 referee's own cost at 30 territories (benchmarks/referee_overhead.py). So the copies
-are written on a worker thread, one after another in the order the passes were
-recorded (a later pass of the same milestone always wins), and the referee waits
-for them before it records the end of a match.
+are written on a worker thread, those queued meanwhile in one hand-off, one after
+another in the order the passes were recorded (a later pass of the same milestone
+always wins), and the referee waits for them before it records the end of a match.
 """
 
 from __future__ import annotations
@@ -42,11 +42,15 @@ class EvidenceCopies:
             await asyncio.shield(self._writer)
 
     async def _write_queued(self) -> None:
-        while self._queued:
-            path, text = self._queued.pop(0)
-            await asyncio.to_thread(_write, path, text)
+        while self._queued:  # all that is queued in one hand-off to the thread: one wake-up, not one a file
+            batch, self._queued = self._queued, []
+            await asyncio.to_thread(_write_all, batch)
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rewrite_in_place(path, text)
+def _write_all(copies: list[tuple[Path, str]]) -> None:
+    folders: set[Path] = set()
+    for path, text in copies:
+        if path.parent not in folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            folders.add(path.parent)
+        rewrite_in_place(path, text)

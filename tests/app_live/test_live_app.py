@@ -329,7 +329,8 @@ async def test_tool_calls_appear_as_the_adapters_append_them(tmp_path):
         screen.live_tick()
         await pilot.pause()
         assert feed.row_count == 2 and screen.session.tool_calls["oracle"].calls[1].kind == "mutation"
-        assert "Check the slot unit" in rendered(screen.query_one("#pane-builder-one .activity"))
+        pane_lines = "\n".join(rendered(lines) for lines in screen.query("#pane-builder-one .lines"))
+        assert "Check the slot unit" in pane_lines  # the pane's activity
 
 
 async def test_drill_down_shows_console_ssh_milestone_evidence_failures_and_agent_output(tmp_path):

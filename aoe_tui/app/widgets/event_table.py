@@ -88,9 +88,13 @@ class EventTable(ScrollView, can_focus=True):
         self.refresh()
 
     def move_cursor(self, *, row: int, animate: bool = False) -> None:
-        """Put the cursor on `row` and scroll it into view."""
+        """Put the cursor on `row` and scroll it into view: now, if the table has its size (the rows' extent is
+        set at once, `_sized`), so the frame draws the rows in view and not first those it scrolls away from;
+        and once more after the next refresh, for a table not laid out yet (a no-op if already in view)."""
         self.cursor_row = max(0, min(row, len(self._rows) - 1))
-        self.call_after_refresh(self._scroll_to_cursor, animate)  # once a new virtual size is laid out
+        if self.size:
+            self._scroll_to_cursor(animate)
+        self.call_after_refresh(self._scroll_to_cursor, animate)
 
     def _scroll_to_cursor(self, animate: bool) -> None:
         self.scroll_to_region(Region(0, self.cursor_row, 1, 1), animate=animate, force=True, immediate=True)

@@ -11,7 +11,7 @@ looks exactly as the CSS border did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import ClassVar, cast
 
 from rich.segment import Segment
@@ -24,19 +24,14 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.css.styles import RenderStyles
 from textual.css.types import AlignHorizontal
-from textual.filter import LineFilter
 from textual.geometry import Region, Spacing
 from textual.strip import Strip
 from textual.style import Style
 
+from aoe_tui.app.widgets.line_static import filtered
+
 FRAME = Spacing(1, 1, 1, 1)  # the frame's own cells: one on every side
 FRAMES_KEPT = 256  # a dozen panes' frames at a score of moments
-
-
-def _filtered(strip: Strip, filters: Sequence[LineFilter], background: Color) -> Strip:
-    for line_filter in filters:
-        strip = strip.apply_filter(line_filter, background)
-    return strip
 
 
 class Framed(Vertical):
@@ -151,7 +146,7 @@ class Framed(Vertical):
         side = Strip([left, *line_pad([inside], padding.left, padding.right, inner.rich_style), right], width)
         filters = self.get_line_filters()
         return (
-            _filtered(top, filters, background),
-            _filtered(side, filters, background),
-            _filtered(bottom, filters, background),
+            filtered(top, filters, background),
+            filtered(side, filters, background),
+            filtered(bottom, filters, background),
         )

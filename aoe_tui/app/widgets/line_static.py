@@ -7,11 +7,13 @@ With text that never wraps, each line is drawn alone exactly as the whole would 
 redraws the lines whose text or styles changed and lays the screen out again only when its number of
 lines changes.
 
-A drawn line is kept by what it shows (its text and styles, row, width and style, the theme), in a cache
-every `LineStatic` shares like the event table's (`EventTable`): a line shown before is not drawn again.
-The panes show many the same (every territory's "· host-reboot  pending" at the start, its agent's
-"completed" at the end), and a cursor that goes back (a step back, Home after End, a marker before)
-finds the lines it showed; at End or Home, drawing the lines that changed was a third of the frame.
+A line is drawn here, not by Textual's `StylesCache` (which would pad it to the width and pass it through
+the app's line filters at every repaint, cached or not), and kept finished by what it shows (its text and
+styles, row, width, style and backgrounds, the theme) in a cache every `LineStatic` shares, as the event
+table keeps its rows (`EventTable`): a line shown before is not drawn again. The panes show many the same
+(every territory's "· host-reboot  pending" at the start, its agent's "completed" at the end), and a
+cursor that goes back (a step back, Home after End, a marker before) finds the lines it showed; at End or
+Home, drawing the lines that changed was a third of the frame.
 """
 
 from __future__ import annotations
@@ -19,14 +21,26 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.cache import LRUCache
+from collections.abc import Sequence
+
+from textual.color import Color
 from textual.content import Content
+from textual.filter import LineFilter
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.style import Style
 from textual.visual import Visual
 from textual.widgets import Static
 
 
 DRAWN_LINES = 2048  # a dozen panes' lines at a few hundred moments
+
+
+def filtered(strip: Strip, filters: Sequence[LineFilter], background: Color) -> Strip:
+    """`strip` through the app's line filters, as Textual passes every line it draws."""
+    for line_filter in filters:
+        strip = strip.apply_filter(line_filter, background)
+    return strip
 
 
 def _drawn_as(line: Content) -> tuple[str, tuple]:
@@ -35,7 +49,8 @@ def _drawn_as(line: Content) -> tuple[str, tuple]:
 
 
 class LineStatic(Static):
-    """Shown with `show`; for text with `text-wrap: nowrap` only (each line is drawn on its own)."""
+    """Shown with `show`; for text with `text-wrap: nowrap` (each line is drawn on its own) and no padding,
+    border, tint or opacity (the lines are finished here, not by Textual)."""
 
     auto_links = False  # no line has a link (player text is literal): no link-styling pass per drawn line
     _drawn: ClassVar[LRUCache[tuple, Strip]] = LRUCache(DRAWN_LINES)  # shared: see the module's docstring
@@ -62,7 +77,30 @@ class LineStatic(Static):
             self._whole = Content("\n").join(self._lines)
         return self._whole
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The finished lines in `crop`, from the shared cache or drawn (`render_line`), padded and filtered."""
+        if self.text_selection is not None:
+            return super().render_lines(crop)  # a selection spans lines: Textual draws the whole content with it
+        width, style = self.size.width, self.visual_style
+        base_background, background = self.background_colors
+        inside = Style(background=base_background + background).rich_style  # what Textual pads a line with
+        seen = (width, style, self.app.theme, base_background, background)
+        strips = []
+        for y in crop.line_range:
+            key = (_drawn_as(self._lines[y]) if y < len(self._lines) else None, y, *seen)
+            strip = self._drawn.get(key)
+            if strip is None:
+                strip = self._drawn[key] = filtered(
+                    self.render_line(y).adjust_cell_length(width, inside), self.get_line_filters(), background
+                )
+            strips.append(strip)
+        if crop.column_span != (0, width):
+            x1, x2 = crop.column_span
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
+
     def render_line(self, y: int) -> Strip:
+        """Line `y` drawn alone, exactly as the whole content would draw it."""
         if self.text_selection is not None:
             return super().render_line(y)  # a selection spans lines: the whole content is drawn with it
         width, style = self.size.width, self.visual_style
@@ -70,14 +108,9 @@ class LineStatic(Static):
             return Strip.blank(width, style.rich_style)
         line = self._lines[y]
         if not line:
-            # An empty line draws nothing and Textual fills it with the background, as it fills a margin: a
+            # An empty line draws nothing and is padded with the background, as Textual fills a margin: a
             # blank line between parts looks exactly as the margin that parted them did.
             return Strip([])
-        key = (_drawn_as(line), y, width, style, self.app.theme)
-        drawn = self._drawn.get(key)
-        if drawn is None:
-            strips = Visual.to_strips(self, line, width, 1, style)
-            # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
-            drawn = strips[0].apply_offsets(0, y) if strips else Strip.blank(width, style.rich_style)
-            self._drawn[key] = drawn
-        return drawn
+        strips = Visual.to_strips(self, line, width, 1, style)
+        # Drawn alone, a line's characters say they are on the first row: a mouse selection must find its row.
+        return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, style.rich_style)

@@ -3,13 +3,15 @@
 The table shows the `WINDOW` rows ending at the cursor, never a long match's hundreds of thousands,
 drawn line by line (`EventTable`: a step builds the line of the row it added). The columns have fixed
 widths and the summary takes what the view leaves, set on resize, so scrubbing never changes the
-table's size (that would lay the whole screen out again). A row's cells are computed once while it
-stays in the window (a stall row's as it grows).
+table's size (that would lay the whole screen out again). A row's cells are computed once and kept for a
+few windows' rows (a stall row's as it grows): a step shifts the window by a row, and a cursor that goes
+back (Home after End, a marker before) finds the rows it showed.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -22,6 +24,7 @@ from aoe_tui.store.timeline import TimelineIndex
 
 # Fixed widths: columns must not shift while scrubbing adds and removes rows (summary takes the rest).
 WINDOW = 60  # rows kept before the cursor: a few screens to scroll back through
+CELLS_KEPT = 4 * WINDOW  # rows whose cells are kept
 COLUMNS = {"time": 11, "kind": 28, "actor": 16, "summary": None}
 SUMMARY_MIN_WIDTH = 20
 SCROLLBAR_WIDTH = 2
@@ -41,7 +44,7 @@ class EventList(Vertical):
         self.rows = rows
         self.position = -1
         self._shown: list[EventRow] = []  # the window's rows, in order
-        self._cells: dict[str, tuple[str, ...]] = {}  # the window's rows' cells, by row key
+        self._cells: LRUCache[str, tuple[str, ...]] = LRUCache(CELLS_KEPT)  # rows' cells, by row key
         self._table = EventTable(self._widths(SUMMARY_MIN_WIDTH))
 
     def compose(self) -> ComposeResult:
@@ -72,7 +75,7 @@ class EventList(Vertical):
 
     def set_filter(self, event_filter: EventFilter) -> None:
         self.rows = EventRows(self.timeline, event_filter)
-        self._cells = {}
+        self._cells.clear()
         self._show_filter()
         self.sync(self.position)
 
@@ -80,7 +83,7 @@ class EventList(Vertical):
         """New events were appended to the shared list (live): rows are regrouped (an event may have turned
         out to start a stall) and the slots whose row changed are rewritten."""
         self.rows = EventRows(self.timeline, self.event_filter)
-        self._cells = {}
+        self._cells.clear()
         self.sync(self.position)
 
     def _show_filter(self) -> None:
@@ -99,16 +102,17 @@ class EventList(Vertical):
         count = self.rows.visible_count(position)
         first = max(count - WINDOW, 0)
         window = list(self.rows[first:count])
-        cells = {row.key: self._row_cells(row, position) for row in window}
-        self._shown, self._cells = window, cells
-        self._table.set_rows([cells[row.key] for row in window], range(first, count))
+        self._shown = window
+        self._table.set_rows([self._row_cells(row, position) for row in window], range(first, count))
         if window:
             self._table.move_cursor(row=len(window) - 1)
 
     def _row_cells(self, row: EventRow, position: int) -> tuple[str, ...]:
-        """A row's cells, computed once while it stays in the window; a stall row's each time (it grows)."""
+        """A row's cells, computed once; a stall row's each time (it grows)."""
         known = self._cells.get(row.key)
-        return known if known is not None and not row.is_stall else self.rows.cells(row, position)
+        if known is None or row.is_stall:
+            known = self._cells[row.key] = self.rows.cells(row, position)
+        return known
 
     def on_event_table_selected(self, event: EventTable.Selected) -> None:
         event.stop()

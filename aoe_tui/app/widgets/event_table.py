@@ -57,7 +57,7 @@ class EventTable(ScrollView, can_focus=True):
         self.widths = list(widths)
         self._rows: list[tuple[str, ...]] = []
         self._places: list[int] = []  # each row's place in the whole list (its stripe)
-        self._cleaned: dict[tuple, tuple[str, ...]] = {}  # the rows shown, as given -> as drawn
+        self._cleaned: LRUCache[tuple, tuple[str, ...]] = LRUCache(LINE_CACHE_SIZE)  # rows as given -> as drawn
         self._lines: LRUCache[tuple, Strip] = LRUCache(LINE_CACHE_SIZE)
 
     # -- what the list shows --------------------------------------------------------------------------
@@ -78,14 +78,18 @@ class EventTable(ScrollView, can_focus=True):
     def set_rows(self, rows: Sequence[Sequence[object]], places: Sequence[int]) -> None:
         """Show `rows` (cells, cleaned here), the first at `places[0]` of the whole list; lines whose row and
         stripe did not change are found in the cache."""
-        known = self._cleaned
-        self._cleaned = {tuple(row): known.get(tuple(row)) or tuple(map(clean_text, row)) for row in rows}
-        cleaned = [self._cleaned[tuple(row)] for row in rows]  # a row shifted by a step is not cleaned again
+        cleaned = [self._clean(tuple(row)) for row in rows]  # a row shown before is not cleaned again
         if cleaned == self._rows and list(places) == self._places:
             return
         self._rows, self._places = cleaned, list(places)
         self._sized()
         self.refresh()
+
+    def _clean(self, row: tuple) -> tuple[str, ...]:
+        known = self._cleaned.get(row)
+        if known is None:
+            known = self._cleaned[row] = tuple(map(clean_text, row))
+        return known
 
     def move_cursor(self, *, row: int, animate: bool = False) -> None:
         """Put the cursor on `row` and scroll it into view: now, if the table has its size (the rows' extent is

@@ -76,7 +76,7 @@ class TerritoryPane(Framed):
         self.duration_ms = duration_ms
         self._state = ""  # the territory's state at the cursor: its frame's look
         self._parts: dict[str, list[Content]] = {}  # each part's lines at the cursor
-        self._gap = 0  # the blank lines between parts, as shown
+        self._gap: int | None = None  # the blank lines between parts: read at the first show and on a resize
         self._service_map = (
             ServiceMap(visualization, hides_topology, classes="service-map")
             if visualization is not None and visualization.nodes
@@ -98,6 +98,7 @@ class TerritoryPane(Framed):
     def on_resize(self) -> None:
         """A new size may come with a new breakpoint (`-narrow`) and so a new gap: the parts shown again."""
         if self._parts and self._gap_height() != self._gap:
+            self._gap = None
             self._show_parts()
 
     def _gap_height(self) -> int:
@@ -107,7 +108,8 @@ class TerritoryPane(Framed):
     def _show_parts(self) -> None:
         """The parts' lines, gaps between, shown; only the lines that changed repaint. Lines, not one joined
         text: joining a dozen panes' parts only for them to be split into lines again was a tenth of a frame."""
-        self._gap = self._gap_height()
+        if self._gap is None:
+            self._gap = self._gap_height()
         gap = [Content("")] * self._gap
         parts = self._parts
         above = [*parts["identity"], *gap, *parts["milestones"]]

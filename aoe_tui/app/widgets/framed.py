@@ -11,7 +11,7 @@ looks exactly as the CSS border did.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import ClassVar, cast
 
 from rich.segment import Segment
@@ -24,6 +24,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.css.styles import RenderStyles
 from textual.css.types import AlignHorizontal
+from textual.filter import LineFilter
 from textual.geometry import Region, Spacing
 from textual.strip import Strip
 from textual.style import Style
@@ -81,25 +82,36 @@ class Framed(Vertical):
         return strips
 
     def _frame_rows(self, width: int) -> tuple[Strip, Strip, Strip]:
-        """The top, side and bottom rows, kept by what they show (shared by every `Framed`, like the panes'
-        lines: a cursor that goes back, Home after End, finds the frames it showed)."""
+        """The top, side and bottom rows, kept by what they show (the look, titles, width, padding, backgrounds
+        and line filters), shared by every `Framed` as the panes' lines are: a cursor that goes back (Home
+        after End) finds the frames it showed."""
         look = self.get_component_styles(*self.frame_looks)
-        padding, backgrounds = self.styles.padding - FRAME, self.background_colors
+        padding, backgrounds, filters = (
+            self.styles.padding - FRAME,
+            self.background_colors,
+            tuple(self.get_line_filters()),
+        )
         shows = (
             *(look.border_top, look.border_title_align, look.border_subtitle_align),
             *(self.frame_title, look.border_title_color, look.auto_border_title_color),
             *(look.border_title_background, look.border_title_style),
             *(self.frame_subtitle, look.border_subtitle_color, look.auto_border_subtitle_color),
             *(look.border_subtitle_background, look.border_subtitle_style),
-            *(width, padding, backgrounds),
+            *(width, padding, backgrounds, filters),
         )
         rows = self._drawn.get(shows)
         if rows is None:
-            rows = self._drawn[shows] = self._draw_rows(look, width, padding, *backgrounds)
+            rows = self._drawn[shows] = self._draw_rows(look, width, padding, filters, *backgrounds)
         return rows
 
     def _draw_rows(
-        self, look: RenderStyles, width: int, padding: Spacing, base_background: Color, background: Color
+        self,
+        look: RenderStyles,
+        width: int,
+        padding: Spacing,
+        filters: Sequence[LineFilter],
+        base_background: Color,
+        background: Color,
     ) -> tuple[Strip, Strip, Strip]:
         """Drawn as Textual's `StylesCache` draws a widget's border (with the same `_border` helpers): `look`'s
         top edge on every side, `padding` inside, the titles in `look`'s title styles (no opacity or tint)."""
@@ -144,7 +156,6 @@ class Framed(Vertical):
         inside = Segment(" " * (width - 2 - padding.left - padding.right), RichStyle(bgcolor=background.rich_color))
         left, _, right = box[1]  # around the inside as Textual draws a container's: a `Blank` of its background
         side = Strip([left, *line_pad([inside], padding.left, padding.right, inner.rich_style), right], width)
-        filters = self.get_line_filters()
         return (
             filtered(top, filters, background),
             filtered(side, filters, background),

@@ -9,7 +9,7 @@ lines changes.
 
 A line is drawn here, not by Textual's `StylesCache` (which would pad it to the width and pass it through
 the app's line filters at every repaint, cached or not), and kept finished by what it shows (its text and
-styles, row, width, style and backgrounds, the theme) in a cache every `LineStatic` shares, as the event
+styles, row, width, style and backgrounds, the theme and line filters) in a cache every `LineStatic` shares, as the event
 table keeps its rows (`EventTable`): a line shown before is not drawn again. The panes show many the same
 (every territory's "· host-reboot  pending" at the start, its agent's "completed" at the end), and a
 cursor that goes back (a step back, Home after End, a marker before) finds the lines it showed; at End or
@@ -18,11 +18,10 @@ Home, drawing the lines that changed was a third of the frame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.cache import LRUCache
-from collections.abc import Sequence
-
 from textual.color import Color
 from textual.content import Content
 from textual.filter import LineFilter
@@ -84,14 +83,15 @@ class LineStatic(Static):
         width, style = self.size.width, self.visual_style
         base_background, background = self.background_colors
         inside = Style(background=base_background + background).rich_style  # what Textual pads a line with
-        seen = (width, style, self.app.theme, base_background, background)
+        filters = tuple(self.get_line_filters())
+        seen = (width, style, self.app.theme, filters, base_background, background)
         strips = []
         for y in crop.line_range:
             key = (_drawn_as(self._lines[y]) if y < len(self._lines) else None, y, *seen)
             strip = self._drawn.get(key)
             if strip is None:
                 strip = self._drawn[key] = filtered(
-                    self.render_line(y).adjust_cell_length(width, inside), self.get_line_filters(), background
+                    self.render_line(y).adjust_cell_length(width, inside), filters, background
                 )
             strips.append(strip)
         if crop.column_span != (0, width):

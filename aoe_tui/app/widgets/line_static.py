@@ -58,15 +58,22 @@ class LineStatic(Static):
         super().__init__(**kwargs)
         self._lines: list[Content] = []
         self._whole: Content | None = Content("")  # the lines joined, once something asks for them
+        # The lines shown, finished, and what they were finished for (width, styles, backgrounds...): every
+        # frame composes the whole screen, and looking each line up in the shared cache again added up.
+        self._finished: list[Strip | None] = []
+        self._finished_for: tuple | None = None
 
     def show(self, lines: list[Content]) -> None:
         """Show `lines`, repainting those that differ from the lines shown."""
         before, self._lines, self._whole = self._lines, lines, None
         if len(lines) != len(before):
+            self._finished = [None] * len(lines)
             self.refresh(layout=True)
             return
         changed = [y for y, (old, new) in enumerate(zip(before, lines)) if _drawn_as(old) != _drawn_as(new)]
         if changed:
+            for y in changed:
+                self._finished[y] = None
             width = self.size.width  # (a lookup of the widget's place on the screen: once, not per line)
             self.refresh(*(Region(0, y, width, 1) for y in changed))
 
@@ -85,14 +92,20 @@ class LineStatic(Static):
         inside = Style(background=base_background + background).rich_style  # what Textual pads a line with
         filters = tuple(self.get_line_filters())
         seen = (width, style, self.app.theme, filters, base_background, background)
+        if seen != self._finished_for:
+            self._finished, self._finished_for = [None] * len(self._lines), seen
         strips = []
         for y in crop.line_range:
-            key = (_drawn_as(self._lines[y]) if y < len(self._lines) else None, y, *seen)
-            strip = self._drawn.get(key)
+            strip = self._finished[y] if y < len(self._finished) else None
             if strip is None:
-                strip = self._drawn[key] = filtered(
-                    self.render_line(y).adjust_cell_length(width, inside), filters, background
-                )
+                key = (_drawn_as(self._lines[y]) if y < len(self._lines) else None, y, *seen)
+                strip = self._drawn.get(key)
+                if strip is None:
+                    strip = self._drawn[key] = filtered(
+                        self.render_line(y).adjust_cell_length(width, inside), filters, background
+                    )
+                if y < len(self._finished):
+                    self._finished[y] = strip
             strips.append(strip)
         if crop.column_span != (0, width):
             x1, x2 = crop.column_span

@@ -21,7 +21,7 @@ from aoe_tui.runtime.paths import images_dir
 from aoe_tui.runtime.ports import reserve_ports
 from aoe_tui.runtime.qemu_user import DEFAULT_USER, QEMU_CONF, configured_user
 from aoe_tui.runtime.warm_start import templates_dir
-from aoe_tui.runtime.warm_template import kept_templates, remove_unusable_templates
+from aoe_tui.runtime.warm_template import kept_templates, remove_unusable
 
 VIRTLOGD_SOCKET = "/var/run/libvirt/virtlogd-sock"
 SERVICES_FIX = "scripts/services   (or: virtlogd -d; libvirtd -d)"
@@ -158,8 +158,9 @@ async def _leftovers(hypervisor: Hypervisor, clean: bool) -> Check:
 def warm_templates_check(clean: bool = False) -> Check:
     """The warm-start templates in the cache (a few hundred MiB each): how many, how big, and those no match can
     restore any more (made over an image since rebuilt, or cut short), which `--clean` removes."""
-    removed = remove_unusable_templates() if clean else []
     kept = kept_templates()
+    removed = remove_unusable(kept) if clean else []
+    kept = [t for t in kept if t not in removed]
     mib = sum(t.size_bytes for t in kept) / 2**20
     summary = f"{len(kept)} in {templates_dir()}, {mib:.0f} MiB" if kept else "none yet (the first match makes one)"
     if removed:

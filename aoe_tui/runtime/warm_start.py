@@ -77,6 +77,7 @@ class WarmTemplate:
     directory: Path
     host_key: str  # "ssh-ed25519 AAAA..." of the template's sshd, pinned for the identity step
     cold_boot_seconds: float
+    image_stamp: str = ""  # the build of the base image its disk was written over (`image_stamp`)
 
     @property
     def saved_state(self) -> Path:
@@ -121,10 +122,19 @@ def templates_dir() -> Path:
 
 def read_template(template_class: TemplateClass) -> WarmTemplate | None:
     """The complete template of this class, or None."""
-    directory = templates_dir() / template_class.digest
+    return read_template_at(templates_dir() / template_class.digest)
+
+
+def read_template_at(directory: Path) -> WarmTemplate | None:
+    """The complete template in `directory` (described, its saved state, disk and key all there), or None."""
     try:
         described = json.loads((directory / DESCRIPTION).read_text())
-        template = WarmTemplate(directory, str(described["host_key"]), float(described["cold_boot_seconds"]))
+        template = WarmTemplate(
+            directory,
+            str(described["host_key"]),
+            float(described["cold_boot_seconds"]),
+            str(described["class"]["image_stamp"]),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     complete = template.saved_state.is_file() and template.disk.is_file() and template.keys.private_key_path.is_file()

@@ -34,6 +34,7 @@ from aoe_tui.runtime.warm_start import (
     WarmTemplate,
     image_stamp,
     read_template,
+    read_template_at,
     templates_dir,
 )
 from aoe_tui.store.match_layout import OVERLAY_NAME
@@ -53,7 +54,7 @@ async def ensure_template(
     `on_build()` is called before a template is made."""
     directory = templates_dir() / template_class.digest
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = os.open(directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    lock = _open_lock(directory)
     try:
         while True:
             try:
@@ -150,17 +151,18 @@ def kept_templates() -> list[KeptTemplate]:
     kept = []
     for directory in sorted(p for p in root.iterdir() if p.is_dir()):
         size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file() and not f.is_symlink())
-        kept.append(KeptTemplate(directory, size, _usable(directory, images)))
+        template = read_template_at(directory)
+        kept.append(KeptTemplate(directory, size, template is not None and template.image_stamp in images))
     return kept
 
 
-def remove_unusable_templates() -> list[KeptTemplate]:
-    """Remove the templates no match can restore (skipping one a match is making now); what was removed."""
+def remove_unusable(templates: list[KeptTemplate]) -> list[KeptTemplate]:
+    """Remove those of `templates` no match can restore (skipping one a match is making now); what was removed."""
     removed = []
-    for template in kept_templates():
+    for template in templates:
         if template.usable:
             continue
-        lock = os.open(template.directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+        lock = _open_lock(template.directory)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -173,6 +175,11 @@ def remove_unusable_templates() -> list[KeptTemplate]:
     return removed
 
 
+def _open_lock(directory: Path) -> int:
+    """The lock file beside a template's folder: held by whoever makes (or removes) that template."""
+    return os.open(directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+
+
 def _image_stamps() -> set[str]:
     """The stamps of the image files this machine has (the bases and their layers)."""
     stamps = set()
@@ -182,12 +189,3 @@ def _image_stamps() -> set[str]:
         except OSError:
             continue
     return stamps
-
-
-def _usable(directory: Path, images: set[str]) -> bool:
-    try:
-        made_for = json.loads((directory / DESCRIPTION).read_text())["class"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    complete = all((directory / name).is_file() for name in (SAVED_STATE, DISK))
-    return complete and made_for.get("image_stamp") in images

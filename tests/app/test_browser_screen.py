@@ -11,7 +11,7 @@ from aoe_tui.app.app import AoeApp
 from aoe_tui.app.screens import browser as browser_module
 from aoe_tui.app.screens.browser import BrowserScreen
 from aoe_tui.app.screens.match_screen import MatchScreen
-from aoe_tui.app.view.match_catalog import catalog_entry
+from aoe_tui.app.view.match_catalog import read_entry
 from tests.fixture_paths import HARNESS, SEEDS, WORLD_ONLY
 from tests.app.app_under_test import SIZE, rendered
 
@@ -49,9 +49,9 @@ async def test_every_match_is_listed_at_once_and_rows_fill_in_as_they_are_read(c
     def gated_read(path, cache):
         reads.append(path.name)
         gate.wait(10)
-        return catalog_entry(path, cache)
+        return read_entry(path, cache)
 
-    monkeypatch.setattr(browser_module, "catalog_entry", gated_read)
+    monkeypatch.setattr(browser_module, "read_entry", gated_read)
     app = AoeApp(roots=[root], clock=clock.now)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(500):

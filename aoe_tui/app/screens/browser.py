@@ -19,9 +19,9 @@ from aoe_tui.app.widgets.literal import LiteralTable
 from aoe_tui.app.view.match_catalog import (
     CatalogEntry,
     cached_entry,
-    catalog_entry,
     find_match_paths,
     pending_cells,
+    read_entry,
     summary_cache,
 )
 
@@ -76,7 +76,7 @@ class BrowserScreen(Screen[None]):
         for done, path in enumerate(unread, 1):
             if worker.is_cancelled:
                 return
-            batch.append(catalog_entry(path, cache))
+            batch.append(read_entry(path, cache))
             if time.monotonic() - shown >= FILL_EVERY_SECONDS or done == len(unread):
                 self.app.call_from_thread(self._fill, batch, len(unread) - done)
                 batch, shown = [], time.monotonic()

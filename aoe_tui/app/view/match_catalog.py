@@ -105,9 +105,13 @@ def pending_cells(path: Path) -> tuple[str, ...]:
 
 
 def catalog_entry(path: Path, cache: SummaryCache | None = None) -> CatalogEntry:
+    """The match's row: from `cache` when it has it, else read (and put in `cache`)."""
     known = cached_entry(path, cache) if cache is not None else None
-    if known is not None:
-        return known
+    return known if known is not None else read_entry(path, cache)
+
+
+def read_entry(path: Path, cache: SummaryCache | None = None) -> CatalogEntry:
+    """The match's row, read from its files (a log not seen before is read whole); its summary goes to `cache`."""
     try:
         match = load_match(path)
     except AoeError as error:

@@ -19,7 +19,7 @@ inert (issue 10): each really does it over SSH, as root in its own guest.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import APP_PATH, UNIT, Plan, Step, _wait_active
+from aoe_tui.agents.scripted.plans import APP_PATH, SERVICE_URL, UNIT, Plan, Step, wait_until_answering
 
 # Escape sequences are written as Python escapes inside the generated sources, never raw in this file.
 # Octal escapes: the same text is a Python literal in the app and a printf format in the shell (dash has no \x).
@@ -139,7 +139,11 @@ FLOOD_CHEATS = {
         (
             Step(f"printf '{HOSTILE_TEXT}\\n'", "Say hello [bold red]loudly[/]", 1.0),
             Step(_write(APP_PATH, _MARKUP_APP), "Write a service answering in markup and escapes", 1.0),
-            Step(f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}", "Start it", 1.0),
+            Step(
+                f"systemctl enable {UNIT} && systemctl restart {UNIT} && {wait_until_answering(SERVICE_URL, UNIT)}",
+                "Start it",
+                1.0,
+            ),
             Step(
                 f"curl -sS http://127.0.0.1:8080/records/anything; printf '{HOSTILE_TEXT}' >&2; exit 3",
                 "Fail [link=https://example.invalid]with markup[/link] [/]",

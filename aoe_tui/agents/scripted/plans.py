@@ -18,8 +18,9 @@ APP_PATH = "/opt/builder/app.py"
 UNIT = "builder-app.service"
 SERVICE_URL = "http://127.0.0.1:8080"
 # A careful engineer's curl: patient with a service that is still starting, or that the referee is restarting
-# right now (its service-restart check; a TCG guest under load takes well over 10 s to bring it back).
-CURL = "curl -fsS --retry 60 --retry-connrefused --retry-delay 1"
+# right now (its service-restart check; a TCG guest under load takes well over 10 s to bring it back). Every
+# error is retried: a restart mid-request resets the connection (curl exit 56), which plain --retry gives up on.
+CURL = "curl -fsS --retry 60 --retry-all-errors --retry-delay 1"
 
 
 @dataclass(frozen=True)
@@ -50,17 +51,25 @@ def _http_check(record: str) -> str:
     )
 
 
-def _wait_active() -> str:
-    """Wait (up to 2 minutes: a TCG guest under load starts Python slowly) until health answers."""
+def wait_until_answering(url: str, units: str) -> str:
+    """Wait (up to 2 minutes: a TCG guest under load starts Python slowly) until the units are active and answer.
+
+    The referee may restart the service at any moment (its own service-restart check), so the last word is a
+    patient curl, not a one-shot one: a careful engineer does not fail their own check over the referee's. A
+    service that never came up still fails the step, showing the units' states.
+    """
     return (
-        f"for i in $(seq 240); do curl -fsS {SERVICE_URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
-        f"curl -fsS {SERVICE_URL}/health >/dev/null && systemctl is-active {UNIT}"
+        "{ up=; for i in $(seq 240); do "
+        f"curl -fsS {url}/health >/dev/null 2>&1 && systemctl is-active {units} >/dev/null && up=1 && break; "
+        "sleep 0.5; done; "
+        f'if [ "$up" ]; then {CURL} {url}/health && echo && echo "active: {units}"; '
+        f"else systemctl is-active {units}; false; fi; }}"
     )
 
 
 def _restart_check(think_seconds: float) -> Step:
     return Step(
-        f"systemctl restart {UNIT} && {_wait_active()} && {CURL} {SERVICE_URL}/records/selftest-1",
+        f"systemctl restart {UNIT} && {wait_until_answering(SERVICE_URL, UNIT)} && {CURL} {SERVICE_URL}/records/selftest-1",
         "Prove a record survives a service restart",
         think_seconds,
     )
@@ -83,7 +92,7 @@ def _plan(name: str, store: str, summary: str, pace: float, extra: tuple[Step, .
         Step(_write_app(store), f"Write the key-value service ({store} storage)", pace * 2),
         Step(f"python3 -m py_compile {APP_PATH} && echo compiled", "Check the app compiles", pace),
         Step(
-            f"systemctl enable {UNIT} && systemctl restart {UNIT} && {_wait_active()}",
+            f"systemctl enable {UNIT} && systemctl restart {UNIT} && {wait_until_answering(SERVICE_URL, UNIT)}",
             "Start the service through its unit",
             pace,
         ),

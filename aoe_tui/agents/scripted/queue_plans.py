@@ -14,7 +14,7 @@ mistake breaks before the oracle could win:
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.plans import Plan, Step, wait_until_answering
 from aoe_tui.agents.scripted.queue_apps import WorkerStyle, api_source, worker_source
 
 QUEUE_DIR = "/opt/job-queue"
@@ -57,9 +57,7 @@ def _steps(db: str, style: WorkerStyle, pace: float) -> tuple[Step, ...]:
         Step(
             f"printf 'exec python3 {QUEUE_DIR}/api.py\\n' > /etc/replaybook/job-api-start && "
             f"printf 'exec python3 {QUEUE_DIR}/worker.py\\n' > /etc/replaybook/job-worker-start && "
-            f"systemctl reset-failed {slots}; systemctl restart {slots} && "
-            f"for i in $(seq 240); do curl -fsS {URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
-            f"curl -fsS {URL}/health && echo && systemctl is-active {slots}",
+            f"systemctl reset-failed {slots}; systemctl restart {slots} && {wait_until_answering(URL, slots)}",
             "Fill both slots and start them",
             pace,
         ),

@@ -18,7 +18,7 @@ the public port and watches it while the referee verifies:
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.plans import Plan, Step, wait_until_answering
 from aoe_tui.agents.scripted.surge_apps import ledger_source
 
 APP = "/opt/traffic-surge/app.py"
@@ -40,9 +40,7 @@ def _look(pace: float) -> Step:
 
 def _restart(pace: float) -> Step:
     return Step(
-        f"python3 -m py_compile {APP} && systemctl restart {UNIT} && "
-        f"for i in $(seq 240); do curl -fsS {URL}/health >/dev/null 2>&1 && break; sleep 0.5; done; "
-        f"curl -fsS {URL}/health && echo && systemctl is-active {UNIT}",
+        f"python3 -m py_compile {APP} && systemctl restart {UNIT} && {wait_until_answering(URL, UNIT)}",
         "Restart the service with the new app",
         pace,
     )

@@ -51,7 +51,7 @@ def _http_check(record: str) -> str:
     )
 
 
-def wait_until_answering(url: str, units: str) -> str:
+def wait_until_answering(url: str, units: str, tries: int = 240) -> str:
     """Wait (up to 2 minutes: a TCG guest under load starts Python slowly) until the units are active and answer.
 
     The referee may restart the service at any moment (its own service-restart check), so the last word is a
@@ -59,7 +59,7 @@ def wait_until_answering(url: str, units: str) -> str:
     service that never came up still fails the step, showing the units' states.
     """
     return (
-        "{ up=; for i in $(seq 240); do "
+        f"{{ up=; for i in $(seq {tries}); do "
         f"curl -fsS {url}/health >/dev/null 2>&1 && systemctl is-active {units} >/dev/null && up=1 && break; "
         "sleep 0.5; done; "
         f'if [ "$up" ]; then {CURL} {url}/health && echo && echo "active: {units}"; '

@@ -17,7 +17,8 @@ BASIC_NAMES = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ")
 def basic_env(host: Mapping[str, str] | None = None) -> dict[str, str]:
     """PATH, the locale (LANG, LC_*) and the terminal type, when the host (default: ours) sets them."""
     host = os.environ if host is None else host
-    return {name: value for name, value in host.items() if name in BASIC_NAMES or name.startswith("LC_")}
+    # Names first: os.environ decodes a value only when it is asked for.
+    return {name: host[name] for name in host if name in BASIC_NAMES or name.startswith("LC_")}
 
 
 def listed_env(names: Iterable[str], host: Mapping[str, str] | None = None) -> dict[str, str]:

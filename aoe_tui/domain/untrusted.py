@@ -40,9 +40,11 @@ def clean_text(text: Any, limit: int = DEFAULT_LIMIT) -> str:
     dropped = max(len(text) - 4 * limit - 2, 0)
     if dropped:
         text = text[: 2 * limit + 1] + text[len(text) - 2 * limit - 1 :]
-    text = _SEQUENCES.sub("", text)
-    text = _CARRIAGE_RETURN.sub("\n", text)
-    text = _CONTROLS.sub("", text)
+    # Every sequence starts with a control (ESC, CR or a C1 byte): most text has none and needs one scan, not three.
+    if _CONTROLS.search(text) is not None:
+        text = _SEQUENCES.sub("", text)
+        text = _CARRIAGE_RETURN.sub("\n", text)
+        text = _CONTROLS.sub("", text)
     return _bounded(text, limit, dropped)
 
 

@@ -39,6 +39,14 @@ async def test_passing_without_evidence_is_a_broken_verifier(tmp_path):
     assert outcome.verdict == "broken" and "no evidence" in outcome.detail
 
 
+async def test_an_earlier_runs_evidence_is_never_read_as_this_runs(tmp_path):
+    evidence = tmp_path / "evidence.json"
+    first = await run_verifier(script(tmp_path, 'echo \'{"run": 1}\' > "$AOE_EVIDENCE_FILE"\n'), {}, 5, evidence)
+    assert first.passed and evidence.exists()
+    second = await run_verifier(script(tmp_path, "exit 0\n"), {}, 5, evidence)
+    assert second.verdict == "broken" and "no evidence" in second.detail
+
+
 async def test_a_timeout_kills_the_whole_process_group(tmp_path):
     pid_file = tmp_path / "child.pid"
     check = script(tmp_path, f"sleep 300 &\necho $! > {pid_file}\nwait\n")

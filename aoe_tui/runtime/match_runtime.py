@@ -189,7 +189,12 @@ class MatchRuntime:
             )
 
         try:
-            template = await ensure_template(template_class, hypervisor, image, accel, building)
+            lease = await ensure_template(template_class, hypervisor, image, accel, building)
+        except AoeError as error:
+            self._progress(f"warm start unavailable ({error}); guests boot cold")
+            return None
+        template = lease.template
+        try:
             disk = template.disk
             assert self.qemu_user is not None
             if self.qemu_user.unprivileged:
@@ -201,13 +206,14 @@ class MatchRuntime:
                     "warm-start template disk",
                 )
         except AoeError as error:
+            lease.release()
             self._progress(f"warm start unavailable ({error}); guests boot cold")
             return None
         self._progress(
             f"warm start: guests of {template_class.describe()} are restored from template {template_class.digest} "
             f"(its cold boot took {template.cold_boot_seconds:.0f} s)"
         )
-        return WarmSource(template, disk)
+        return WarmSource(lease, disk)
 
     async def _start_one(self, vm: TerritoryVM, started: float) -> None:
         """Boot (or restore) one guest and wait for its SSH; a warm start that fails is tried once cold."""
@@ -219,7 +225,7 @@ class MatchRuntime:
                 raise
             self._progress(f"{vm.territory_id}: warm start failed ({error}); booting it cold")
             if isinstance(error, WarmRestoreFailed):
-                vm.warm.template.discard()
+                vm.warm.lease.spoiled = True  # removed when this match lets go of it, if no other match holds it
             await vm.destroy()
             vm.overlay_path.unlink(missing_ok=True)
             vm.warm = None
@@ -306,6 +312,10 @@ class MatchRuntime:
         reservation, self.reservation = self.reservation, None
         if reservation is not None:
             reservation.release()
+        sources, self._templates = self._templates, {}
+        for source in sources.values():
+            if source is not None and source.lease.release():
+                self._progress(f"warm-start template {source.template.directory.name} would not restore: removed")
         shutil.rmtree(self.match_dir / STAGE_DIR, ignore_errors=True)  # links and copies, not a record
 
 

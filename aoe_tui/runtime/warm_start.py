@@ -16,14 +16,16 @@ boot of its own disk with its own kernel command line and SMBIOS key.
 
 A template is keyed by everything its saved state depends on (image recipe and the very build of the
 base, accelerator, vCPUs, memory, disk, the hypervisor's version, this format); one that cannot be
-restored is removed, and the guest boots cold. Eligible: a guest on this machine's default libvirt URI
+restored is removed (once no other match holds it, see `TemplateLease`), and the guest boots cold. Eligible: a guest on this machine's default libvirt URI
 without an arena NIC.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import secrets
 import shlex
 import shutil
@@ -101,12 +103,67 @@ class WarmRestoreFailed(AoeError):
     """libvirt could not restore a template's saved state: the template is discarded and made again."""
 
 
+def open_template_lock(directory: Path) -> int:
+    """The lock file beside a template's folder: held shared by each match restoring guests from that
+    template, and alone by whoever makes or removes it."""
+    return os.open(directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+
+
+def remove_unless_held(directory: Path) -> bool:
+    """Remove the template in `directory` unless a match holds it (making it, or restoring from it)."""
+    lock = open_template_lock(directory)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        WarmTemplate(directory, "", 0.0).discard()
+        return True
+    finally:
+        os.close(lock)
+
+
+class TemplateLease:
+    """A match's shared hold on the template it restores its guests from, until the match closes.
+
+    A template is removed only by someone holding its lock alone, so one that another match is restoring
+    from, or whose disk backs that match's clones, is never removed under it. A restore that failed spoils
+    the template; it is removed when this match lets go, if no other match holds it then: a failure need not
+    be the template's fault (a busy host), and a template in use elsewhere is evidently restorable.
+    """
+
+    def __init__(self, template: WarmTemplate, lock: int) -> None:
+        self.template = template
+        self._lock: int | None = lock
+        self.spoiled = False
+
+    def release(self) -> bool:
+        """Let go (again: nothing); returns whether a spoiled template was removed."""
+        lock, self._lock = self._lock, None
+        if lock is None:
+            return False
+        try:
+            if not self.spoiled:
+                return False
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.template.discard()
+            return True
+        except BlockingIOError:
+            return False  # another match holds it
+        finally:
+            os.close(lock)
+
+
 @dataclass(frozen=True)
 class WarmSource:
     """A template as one match's QEMU reaches it: its saved state, and its disk (staged for an unprivileged QEMU)."""
 
-    template: WarmTemplate
+    lease: TemplateLease
     disk: Path
+
+    @property
+    def template(self) -> WarmTemplate:
+        return self.lease.template
 
 
 def image_stamp(base: Path) -> str:

@@ -1,7 +1,9 @@
 """Making a warm-start template (`runtime.warm_start`): one cold boot of a class's guest, saved.
 
-One maker at a time per class, across processes (a lock file beside the template): a second match that
-needs the same template waits for it instead of booting another.
+One maker at a time per class, across processes (a lock file beside the template, held alone by its maker):
+a second match that needs the same template waits for it instead of booting another. Every match that found
+or made a template keeps holding that lock shared (`TemplateLease`) until it closes, so no one removes it
+meanwhile.
 """
 
 from __future__ import annotations
@@ -31,10 +33,13 @@ from aoe_tui.runtime.warm_start import (
     SAVED_STATE,
     TEMPLATE_TERRITORY,
     TemplateClass,
+    TemplateLease,
     WarmTemplate,
     image_stamp,
+    open_template_lock,
     read_template,
     read_template_at,
+    remove_unless_held,
     templates_dir,
 )
 from aoe_tui.store.match_layout import OVERLAY_NAME
@@ -49,27 +54,38 @@ async def ensure_template(
     image: ImageInfo,
     accel: AccelChoice,
     on_build: Callable[[], None] | None = None,
-) -> WarmTemplate:
-    """The template of this class, made first if there is none (one maker at a time per class, across processes);
-    `on_build()` is called before a template is made."""
+) -> TemplateLease:
+    """The template of this class, made first if there is none (one maker at a time per class, across processes),
+    held for the caller until it releases the lease; `on_build()` is called before a template is made."""
     directory = templates_dir() / template_class.digest
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock = _open_lock(directory)
+    lock = open_template_lock(directory)
     try:
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                await asyncio.sleep(_LOCK_POLL_S)  # another match is making it
+        await _hold(lock, fcntl.LOCK_SH)  # waits out a maker
         template = read_template(template_class)
         if template is None:
-            if on_build is not None:
-                on_build()
-            template = await _make_template(template_class, directory, hypervisor, image, accel)
-        return template
-    finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            await _hold(lock, fcntl.LOCK_EX)
+            template = read_template(template_class)  # another match may have made it meanwhile
+            if template is None:
+                if on_build is not None:
+                    on_build()
+                template = await _make_template(template_class, directory, hypervisor, image, accel)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        return TemplateLease(template, lock)
+    except BaseException:
         os.close(lock)
+        raise
+
+
+async def _hold(lock: int, mode: int) -> None:
+    """Take `lock` in `mode`, polling (another process may hold it for minutes; the loop stays free)."""
+    while True:
+        try:
+            fcntl.flock(lock, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            await asyncio.sleep(_LOCK_POLL_S)
 
 
 async def _make_template(
@@ -130,7 +146,7 @@ def _remove_superseded(current: TemplateClass) -> None:
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if made_for.get("recipe_hash") == current.recipe_hash and made_for.get("image_stamp") != current.image_stamp:
-            WarmTemplate(described.parent, "", 0.0).discard()
+            remove_unless_held(described.parent)
 
 
 @dataclass(frozen=True)
@@ -157,27 +173,8 @@ def kept_templates() -> list[KeptTemplate]:
 
 
 def remove_unusable(templates: list[KeptTemplate]) -> list[KeptTemplate]:
-    """Remove those of `templates` no match can restore (skipping one a match is making now); what was removed."""
-    removed = []
-    for template in templates:
-        if template.usable:
-            continue
-        lock = _open_lock(template.directory)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # being made right now
-        else:
-            WarmTemplate(template.directory, "", 0.0).discard()
-            removed.append(template)
-        finally:
-            os.close(lock)
-    return removed
-
-
-def _open_lock(directory: Path) -> int:
-    """The lock file beside a template's folder: held by whoever makes (or removes) that template."""
-    return os.open(directory.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    """Remove those of `templates` no match can restore (skipping one a match holds now); what was removed."""
+    return [template for template in templates if not template.usable and remove_unless_held(template.directory)]
 
 
 def _image_stamps() -> set[str]:

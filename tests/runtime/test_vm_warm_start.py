@@ -4,7 +4,7 @@ The module's match starts three guests of one class with `warm_start=True` (the 
 when this machine has none). Each clone must come up as its own guest: its own key alone authorized (the
 template's key no longer logs in), its own SSH host key pinned, hostname, machine id and random stream,
 the host's clock; and a referee reboot of a clone is a cold boot of its own disk that keeps all that. A template that will
-not restore is discarded and its guest boots cold.
+not restore is discarded (when its match closes, no other match holding it) and its guest boots cold.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ async def test_a_template_that_will_not_restore_is_discarded_and_the_guest_boots
     runtime = MatchRuntime(
         tmp_path / "match",
         "warmbroken",
-        [TerritorySpec("delta", 1, 768)],
+        [TerritorySpec("delta", 1, 704)],  # its own class: the module's match still holds the 768 MiB template
         free_base_port(1),
         image=guest_image,
         warm_start=True,
@@ -129,7 +129,9 @@ async def test_a_template_that_will_not_restore_is_discarded_and_the_guest_boots
         await runtime.start()
         vm = runtime.vm("delta")
         assert vm.warm is None and any("warm start failed" in line and "booting it cold" in line for line in progress)
-        assert not broken.directory.exists(), "a template that will not restore is made again next time"
+        assert broken.directory.exists(), "removed only once this match lets go of it"
         assert (await vm.run("hostname", 30)).stdout.strip() == "delta"
     finally:
         await runtime.close()
+    assert not broken.directory.exists(), "a template that will not restore is made again next time"
+    assert any("would not restore: removed" in line for line in progress)

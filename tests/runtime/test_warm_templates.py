@@ -19,10 +19,11 @@ from aoe_tui.runtime.warm_start import (
     SAVED_STATE,
     TemplateClass,
     image_stamp,
+    open_template_lock,
     read_template,
     templates_dir,
 )
-from aoe_tui.runtime.warm_template import _remove_superseded, kept_templates
+from aoe_tui.runtime.warm_template import _remove_superseded, ensure_template, kept_templates
 
 
 @pytest.fixture(autouse=True)
@@ -38,6 +39,11 @@ def _class(stamp: str = "1:100:5", recipe: str = "recipe-a", memory_mib: int = 7
 def _made(template_class: TemplateClass, *, without: str | None = None) -> Path:
     directory = templates_dir() / template_class.digest
     directory.mkdir(parents=True)
+    return _made_in(directory, template_class, without)
+
+
+def _made_in(directory: Path, template_class: TemplateClass | None = None, without: str | None = None) -> Path:
+    template_class = template_class or _class()
     MatchKeys.ensure(directory / KEYS)
     (directory / SAVED_STATE).write_bytes(b"state")
     (directory / DISK).write_bytes(b"disk")
@@ -100,3 +106,52 @@ def test_doctor_lists_templates_and_clean_removes_only_those_no_match_can_restor
     assert usable.exists() and being_made.exists() and not rebuilt.exists() and not cut_short.exists()
     assert cleaned.status == "warn" and "removed 2 no match could restore" in cleaned.detail, cleaned
     assert [t.directory for t in kept_templates() if t.usable] == [usable]
+
+
+async def _lease(template_class: TemplateClass):
+    """A match's lease on an existing template (never made here: no hypervisor is needed, or given)."""
+    return await ensure_template(template_class, None, None, None)  # type: ignore[arg-type]
+
+
+async def test_matches_share_a_template_and_a_spoiled_one_goes_only_when_no_match_holds_it() -> None:
+    directory = _made(_class())
+    first, second = await _lease(_class()), await _lease(_class())  # the second did not wait for the first
+    assert first.template.directory == second.template.directory == directory
+    first.spoiled = True
+    assert first.release() is False and directory.exists(), "another match still restores from it"
+    assert first.release() is False  # letting go twice is letting go once
+    second.spoiled = True
+    assert second.release() is True and not directory.exists()
+
+
+async def test_nothing_removes_a_template_a_match_holds() -> None:
+    current, older = _class("2:100:6"), _class("1:100:5")
+    older_dir = _made(older)
+    held = await _lease(older)  # a match started before the image was rebuilt is still running
+    _made(current)
+    _remove_superseded(current)
+    assert older_dir.exists()
+    assert held.release() is False
+    _remove_superseded(current)
+    assert not older_dir.exists()
+
+
+async def test_a_template_being_made_is_waited_for_then_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from aoe_tui.runtime import warm_template
+
+    monkeypatch.setattr(warm_template, "_LOCK_POLL_S", 0.01)
+    directory = templates_dir() / _class().digest
+    directory.mkdir(parents=True)
+    maker = open_template_lock(directory)
+    fcntl.flock(maker, fcntl.LOCK_EX)  # another process is making it
+    waiting = asyncio.ensure_future(_lease(_class()))
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    _made_in(directory)
+    fcntl.flock(maker, fcntl.LOCK_UN)
+    os.close(maker)
+    lease = await asyncio.wait_for(waiting, 5)
+    assert lease.template.directory == directory
+    lease.release()

@@ -16,7 +16,7 @@ from tests.engine.helpers import arena_data, write_arena
 
 SIZE = (160, 48)
 STRESS_SECONDS = 60  # the issue asks for one minute of it; benchmarks/live_stress.py runs it for longer
-SHORT_STRESS_SECONDS = 15  # the fast suite's share of it (a few rounds)
+SHORT_STRESS_SECONDS = 6  # the fast suite's share of it (a round or two; the soak runs the minute)
 
 
 async def test_answering_abort_after_the_match_ended_meanwhile_still_leaves(tmp_path):
@@ -49,7 +49,7 @@ async def stressed(seconds: float, directory: Path) -> Tally:
 
 async def test_a_short_stress_run_loses_no_event(tmp_path):
     """The stress script's operator and every one of its checks (no exception, the screen never shows an event
-    out of the recorder's order and catches up, the log on disk is what was made), for 15 s: what the fast
+    out of the recorder's order and catches up, the log on disk is what was made), for a few seconds: what the fast
     suite runs of the minute below."""
     tally = await stressed(SHORT_STRESS_SECONDS, tmp_path)
     assert isinstance(tally, Tally) and tally.rounds >= 1 and tally.events > 0 and tally.actions > 0

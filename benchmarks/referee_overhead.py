@@ -34,6 +34,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
@@ -75,7 +76,7 @@ class IdleTerritory:
     def ssh_command(self) -> None:
         return None
 
-    async def run(self, command: str, timeout: float):  # noqa: ANN201 - never called: the verifier is trivial
+    async def run(self, command: str, timeout: float) -> NoReturn:
         raise AssertionError("the trivial verifier runs nothing in the guest")
 
     async def reboot(self, timeout: float) -> RebootProof:

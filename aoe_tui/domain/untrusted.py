@@ -33,6 +33,8 @@ _CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 def clean_text(text: Any, limit: int = DEFAULT_LIMIT) -> str:
     """`text` as a printable, bounded str: no escape sequences, no controls but \\n and \\t."""
+    if isinstance(text, str) and len(text) <= limit and _CONTROLS.search(text) is None:
+        return text  # most text (every field of nearly every event): short and printable already
     if not isinstance(text, str):
         text = _as_str(text)
     limit = max(limit, 0)
@@ -51,19 +53,12 @@ def clean_text(text: Any, limit: int = DEFAULT_LIMIT) -> str:
 def clean_value(value: Any, limit: int = DEFAULT_LIMIT) -> Any:
     """`value` with every str in it (dict keys and values, list items) cleaned; other values kept."""
     if isinstance(value, str):
-        return _clean_str(value, limit)
+        return clean_text(value, limit)
     if isinstance(value, dict):
-        return {_clean_str(k, limit) if isinstance(k, str) else k: clean_value(v, limit) for k, v in value.items()}
+        return {clean_text(k, limit) if isinstance(k, str) else k: clean_value(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [clean_value(item, limit) for item in value]
     return value
-
-
-def _clean_str(text: str, limit: int) -> str:
-    """`clean_text` of a str, returning at once the short, control-free one most are (every event field)."""
-    if len(text) <= limit and _CONTROLS.search(text) is None:
-        return text
-    return clean_text(text, limit)
 
 
 def first_line(text: str | None, limit: int = 200) -> str:

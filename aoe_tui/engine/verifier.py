@@ -91,9 +91,9 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
 def _empty(evidence_file: Path) -> None:
     """Make sure no earlier run's evidence is read as this run's: an empty file is "no evidence JSON".
 
-    Emptied, not deleted: ext4 passes over inodes freed in the last seconds when it allocates one, scanning
-    its inode tables, so deleting one evidence file a run made every file the referee created next cost
-    several times more (benchmarks/referee_overhead.py).
+    Emptied, not deleted: an ext4 without a journal passes over inodes freed recently when it allocates one,
+    scanning its inode tables, so deleting one evidence file a run made every file the referee created next
+    cost several times more (benchmarks/referee_overhead.py).
     """
     try:
         os.truncate(evidence_file, 0)

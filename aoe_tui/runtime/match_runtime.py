@@ -188,13 +188,10 @@ class MatchRuntime:
                 "(once per image and class; later guests are restored from it)"
             )
 
+        lease = None
         try:
             lease = await ensure_template(template_class, hypervisor, image, accel, building)
-        except AoeError as error:
-            self._progress(f"warm start unavailable ({error}); guests boot cold")
-            return None
-        template = lease.template
-        try:
+            template = lease.template
             disk = template.disk
             assert self.qemu_user is not None
             if self.qemu_user.unprivileged:
@@ -206,7 +203,8 @@ class MatchRuntime:
                     "warm-start template disk",
                 )
         except AoeError as error:
-            lease.release()
+            if lease is not None:
+                lease.release()
             self._progress(f"warm start unavailable ({error}); guests boot cold")
             return None
         self._progress(

@@ -15,9 +15,9 @@ reseeded from the host's, so clones never share a random stream. A reboot of a c
 boot of its own disk with its own kernel command line and SMBIOS key.
 
 A template is keyed by everything its saved state depends on (image recipe and the very build of the
-base, accelerator, vCPUs, memory, disk, the hypervisor's version, this format); one that cannot be
-restored is removed (once no other match holds it, see `TemplateLease`), and the guest boots cold. Eligible: a guest on this machine's default libvirt URI
-without an arena NIC.
+base, accelerator, vCPUs, memory, disk, the hypervisor's version, this format); a guest whose template
+will not restore boots cold, and the template is removed once no match holds it (`TemplateLease`).
+Eligible: a guest on this machine's default libvirt URI without an arena NIC.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ class WarmTemplate:
 
 
 class WarmRestoreFailed(AoeError):
-    """libvirt could not restore a template's saved state: the template is discarded and made again."""
+    """libvirt could not restore a template's saved state: the guest boots cold and the lease is spoiled."""
 
 
 def open_template_lock(directory: Path) -> int:
@@ -111,7 +111,11 @@ def open_template_lock(directory: Path) -> int:
 
 def remove_unless_held(directory: Path) -> bool:
     """Remove the template in `directory` unless a match holds it (making it, or restoring from it)."""
-    lock = open_template_lock(directory)
+    return _remove_if_alone(open_template_lock(directory), directory)
+
+
+def _remove_if_alone(lock: int, directory: Path) -> bool:
+    """Remove the template in `directory` if `lock` (its lock file, then closed) can be held alone."""
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -142,16 +146,10 @@ class TemplateLease:
         lock, self._lock = self._lock, None
         if lock is None:
             return False
-        try:
-            if not self.spoiled:
-                return False
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self.template.discard()
-            return True
-        except BlockingIOError:
-            return False  # another match holds it
-        finally:
-            os.close(lock)
+        if self.spoiled:
+            return _remove_if_alone(lock, self.template.directory)
+        os.close(lock)
+        return False
 
 
 @dataclass(frozen=True)

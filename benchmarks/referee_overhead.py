@@ -17,7 +17,11 @@ scans past every inode deleted in the last minutes, so that cost depends on what
 else deleted files lately. The in-memory figure is the referee's own work.
 Each run times a first pass, in which every territory's files are created, and
 the same verifications again (every milestone retried), as in the rest of a
-long match.
+long match. The territory folders exist before, as the runtime makes them when
+it boots the guests; the verifiers write the same evidence files in both
+(one per milestone of a territory). CPU is this process and the verifiers it
+waited for; each referee figure also counts every fsync of its match's log
+(`FsyncMeter`), since the log fsyncs a moment later on its own thread.
 
 --real also times a full 3-territory headless match on real VMs (minutes).
 Prints figures; not a test.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import statistics
 import sys
@@ -34,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Awaitable, Callable, NoReturn
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
@@ -49,6 +54,7 @@ from aoe_tui.engine.territory import RebootProof  # noqa: E402
 from aoe_tui.testing.scripted_host import ScriptedPlan  # noqa: E402
 from aoe_tui.engine.verifier import run_verifier  # noqa: E402
 from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
+from aoe_tui.store.match_layout import MatchLayout  # noqa: E402
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 TRIVIAL = '#!/bin/sh\necho \'{"ok": true}\' > "$AOE_EVIDENCE_FILE"\n'
@@ -128,29 +134,65 @@ async def referee_tick(territories: int, verifier: Path, work: Path) -> Tick:
     clock = MatchClock(source)
     recorder = MatchRecorder(clock, work / "events.jsonl")
     hosts = {t.id: IdleTerritory(t.id) for t in manifest.territories}
+    for territory_id in hosts:  # made by the runtime as it boots a guest (its disk overlay, its console log)
+        MatchLayout(work).territory_directory(territory_id).mkdir(parents=True)
     referee = Referee(manifest, hosts, recorder, {m.id: verifier for m in manifest.build.milestones}, work)
     referee.open_match(sorted(hosts))
     for agent in manifest.agents:
         referee.agent_started(ScriptedAgent(agent.id, agent.territory, source.now, None))
+
+    async def one_tick() -> None:
+        await referee.tick()
+        await referee.settle()
+
+    async def retry_everything() -> None:
+        for territory in manifest.territories:
+            for milestone in manifest.build.milestones:
+                referee.retry_milestone(territory.id, milestone.id)
+        await referee.settle()
+
+    fsyncs = FSYNCS.seconds
     source.advance(2)
-    started, cpu = time.perf_counter(), cpu_seconds()
-    await referee.tick()
-    await referee.settle()
-    first, first_cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    first, first_cpu = await measured(one_tick)
     source.advance(2)
-    started = time.perf_counter()
-    await referee.tick()
-    await referee.settle()
-    idle = time.perf_counter() - started
+    idle, _ = await measured(one_tick)
     source.advance(2)
-    started, cpu = time.perf_counter(), cpu_seconds()
-    for territory in manifest.territories:
-        for milestone in manifest.build.milestones:
-            referee.retry_milestone(territory.id, milestone.id)
-    await referee.settle()
-    again, again_cpu = time.perf_counter() - started, cpu_seconds() - cpu
+    again, again_cpu = await measured(retry_everything)
     recorder.close()
-    return Tick(first, first_cpu, again, again_cpu, idle)
+    fsyncs = FSYNCS.seconds - fsyncs
+    return Tick(first, first_cpu + fsyncs, again, again_cpu + fsyncs, idle)
+
+
+async def measured(work: Callable[[], Awaitable[None]]) -> tuple[float, float]:
+    """Wall and CPU seconds until `work` returns."""
+    started, cpu = time.perf_counter(), cpu_seconds()
+    await work()
+    return time.perf_counter() - started, cpu_seconds() - cpu
+
+
+class FsyncMeter:
+    """CPU seconds of every fsync in this process, on whichever thread it runs.
+
+    The event log fsyncs a verdict a moment later on its own thread, gathering the requests of that moment
+    into one (store.event_log.SYNC_GATHER_SECONDS), so a phase's fsync may run after the phase is timed. Each
+    referee figure therefore counts every fsync of its match's log, all phases and the close: more than the
+    phase's share, never less.
+    """
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._fsync = os.fsync
+
+    def __call__(self, descriptor: int) -> None:
+        started = time.thread_time()
+        try:
+            self._fsync(descriptor)
+        finally:
+            self.seconds += time.thread_time() - started
+
+
+FSYNCS = FsyncMeter()
+os.fsync = FSYNCS
 
 
 def fresh(scratch: str, name: str) -> Path:
@@ -178,18 +220,20 @@ def verifier_runs(manifest: Manifest) -> int:
 
 async def baseline(territories: int, verifier: Path, work: Path) -> Tick:
     """The same verifier runs with no referee, in a new folder and then again over the files they wrote."""
-    runs = verifier_runs(manifest_with(territories, verifier))
+    manifest = manifest_with(territories, verifier)
+    assert manifest.build is not None, "the benchmark's arena is a build race"
+    milestones = manifest.build.milestones
 
     async def one_territory(index: int) -> None:
-        for step in range(runs):
-            await run_verifier(verifier, {"AOE_TERRITORY_ID": f"t-{index}"}, 30, work / f"{index}-{step}.json")
+        for milestone in milestones:  # one evidence file per milestone, as the referee's: a reboot's runs share it
+            for _ in range(2 if milestone.operation == "host_reboot" else 1):
+                env = {"AOE_TERRITORY_ID": f"t-{index}"}
+                await run_verifier(verifier, env, 30, work / f"{index}-{milestone.id}.json")
 
-    async def all_territories() -> tuple[float, float]:
-        started, cpu = time.perf_counter(), cpu_seconds()
+    async def all_territories() -> None:
         await asyncio.gather(*(one_territory(i) for i in range(territories)))
-        return time.perf_counter() - started, cpu_seconds() - cpu
 
-    return Tick(*await all_territories(), *await all_territories())
+    return Tick(*await measured(all_territories), *await measured(all_territories))
 
 
 async def scripted_match_wall() -> float:

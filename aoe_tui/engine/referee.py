@@ -128,6 +128,18 @@ class Referee:
                     territory=territory.id, class_=territory.class_, agent=self.manifest.agent_for(territory.id).id
                 )
             )
+        self._make_folders()
+
+    def _make_folders(self) -> None:
+        """Make the folders the verifications write into, and each territory's previous-evidence file, as the
+        match opens (before any agent starts), so that no tick creates them: creating a file is the dearest
+        thing a tick does (about 0.7 ms of CPU on this machine's ext4 without a journal, which passes over
+        recently freed inodes when it allocates one; benchmarks/referee_overhead.py)."""
+        for territory in self.manifest.territories:
+            scratch = self.layout.territory(territory.id).verifier_scratch
+            scratch.mkdir(parents=True, exist_ok=True)
+            self._write_previous_evidence(territory.id, scratch)
+            self.layout.evidence_directory(territory.id).mkdir(parents=True, exist_ok=True)
 
     def agent_started(self, handle: AgentHandle) -> None:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
@@ -275,7 +287,6 @@ class Referee:
     async def _check(self, territory_id: str, milestone: Milestone) -> tuple[VerifierOutcome, str]:
         host = self.hosts[territory_id]
         scratch = self.layout.territory(territory_id).verifier_scratch
-        scratch.mkdir(parents=True, exist_ok=True)
         env = {
             "AOE_TERRITORY_ID": territory_id,
             "AOE_HOST": host.host,

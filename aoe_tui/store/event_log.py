@@ -7,8 +7,10 @@ line, and fsyncs the events that change the outcome: after a crash or a
 is what survives a killed process (the line is in the kernel); the fsync,
 which only matters if the machine itself goes down, runs on a syncer thread
 a moment later, so the referee's loop never waits for the disk (about 10 ms
-per fsync here, once per passed milestone of every territory: most of a
-busy tick's own cost). `close` waits for the last fsync.
+per fsync here). The syncer gathers the requests of `SYNC_GATHER_SECONDS`
+into one fsync: a busy tick passes a milestone of every territory within
+milliseconds, and one fsync per pass was a third of the referee's own cost
+(benchmarks/referee_overhead.py). `close` waits for the last fsync.
 
 The reader is tolerant where a live writer can legitimately leave a mark (a
 final line without newline, mid-append) and strict where the file is wrong
@@ -51,16 +53,21 @@ DURABLE_KINDS = frozenset(
 )
 
 
+# How long the syncer lets requests gather before one fsync: a verdict reaches the disk this much later
+# after a crash of the machine (a killed referee loses nothing: every line is flushed at once).
+SYNC_GATHER_SECONDS = 0.05
+
+
 class _Syncer:
-    """fsyncs a file soon after each request, off the caller's thread; requests made while one fsync runs
-    are covered by the next. It holds its own duplicate of the descriptor, so a writer dropped without
-    `close` (its file closed by the garbage collector, the number perhaps reused) never leaves it
-    syncing someone else's file; it then simply ends."""
+    """fsyncs a file soon after each request, off the caller's thread: `SYNC_GATHER_SECONDS` after the first
+    request, so the requests of that moment, and any made while the fsync runs, share one. It holds its own
+    duplicate of the descriptor, so a writer dropped without `close` (its file closed by the garbage
+    collector, the number perhaps reused) never leaves it syncing someone else's file; it then simply ends."""
 
     def __init__(self, fd: int) -> None:
         self._fd = os.dup(fd)
         self._wanted = threading.Event()
-        self._stopping = False
+        self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="event-log-fsync", daemon=True)
         self._thread.start()
 
@@ -71,15 +78,15 @@ class _Syncer:
         try:
             while True:
                 self._wanted.wait()
-                self._wanted.clear()
-                if self._stopping:
+                if self._stopping.wait(SYNC_GATHER_SECONDS):
                     return
+                self._wanted.clear()
                 os.fsync(self._fd)
         finally:
             os.close(self._fd)
 
     def abandon(self) -> None:
-        self._stopping = True
+        self._stopping.set()
         self._wanted.set()
 
     def stop(self) -> None:

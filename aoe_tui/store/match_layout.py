@@ -167,6 +167,9 @@ class MatchLayout:
         """The territory's own SSH identity (private key, known_hosts)."""
         return self.root / "ssh" / territory_id
 
+    def evidence_directory(self, territory_id: str) -> Path:
+        return self.root / "evidence" / territory_id
+
     def evidence(self, territory_id: str, milestone_id: str) -> Path:
         """The evidence of a milestone's last passing check."""
-        return self.root / "evidence" / territory_id / f"{milestone_id}.json"
+        return self.evidence_directory(territory_id) / f"{milestone_id}.json"

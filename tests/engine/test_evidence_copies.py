@@ -1,8 +1,11 @@
 """Evidence copies are written off the loop, in order, and the referee can wait for them."""
 
+import asyncio
 import json
 
 import pytest
+
+from aoe_tui.engine import evidence_copies
 
 from aoe_tui.engine.evidence_copies import EvidenceCopies
 from aoe_tui.store.match_layout import MatchLayout
@@ -18,6 +21,28 @@ async def test_the_last_pass_of_a_milestone_wins_and_written_waits_for_every_cop
     await copies.written()
     assert json.loads(layout.evidence("t-1", "m").read_text()) == {"value": "second"}
     assert json.loads(layout.evidence("t-2", "m").read_text()) == {"value": 2}
+
+
+async def test_copies_of_one_moment_go_to_the_thread_together_and_a_waiter_does_not_wait_for_the_moment(
+    tmp_path, monkeypatch
+):
+    handed_off: list[int] = []
+    write_all = evidence_copies._write_all
+    monkeypatch.setattr(
+        evidence_copies, "_write_all", lambda copies: (handed_off.append(len(copies)), write_all(copies))
+    )
+    monkeypatch.setattr(evidence_copies, "COPY_GATHER_SECONDS", 0.3)
+    layout = MatchLayout(tmp_path)
+    copies = EvidenceCopies(layout)
+    copies.write("t-1", "a", {"value": 1})
+    await asyncio.sleep(0.05)  # a writer that does not gather has handed the first over by now
+    copies.write("t-2", "b", {"value": 2})
+    await asyncio.sleep(0.5)
+    assert handed_off == [2]
+    monkeypatch.setattr(evidence_copies, "COPY_GATHER_SECONDS", 60)
+    copies.write("t-1", "c", {"value": 3})
+    await asyncio.wait_for(copies.written(), 10)  # written() cuts the gathering short
+    assert json.loads(layout.evidence("t-1", "c").read_text()) == {"value": 3}
 
 
 async def test_a_copy_that_cannot_be_written_is_reported_by_written(tmp_path):

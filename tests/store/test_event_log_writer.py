@@ -75,6 +75,27 @@ def test_durable_events_are_synced_off_the_callers_thread_and_close_waits_for_it
     assert own and not any(thread.is_alive() for thread in own), "close() waits for its syncer to end"
 
 
+def test_durable_events_of_one_moment_share_one_fsync(tmp_path, monkeypatch):
+    """A busy tick passes a milestone of every territory within milliseconds: one fsync covers them all."""
+    from aoe_tui.store import event_log
+
+    monkeypatch.setattr(event_log, "SYNC_GATHER_SECONDS", 0.5)
+    synced_from: list[str] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced_from.append(threading.current_thread().name), real_fsync(fd)))
+    writer = EventLogWriter(tmp_path / "events.jsonl")
+    writer.append(make_event("match_paused", 0, 0))
+    time.sleep(0.05)  # long enough for a syncer that does not gather to have synced the first alone
+    writer.append(make_event("match_resumed", 1, 10))
+    writer.append(make_event("match_paused", 2, 20))
+    deadline = time.monotonic() + 10
+    while not synced_from and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    writer.close()
+    assert synced_from.count("event-log-fsync") == 1, synced_from
+
+
 def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):
     before = set(fsync_threads())  # another test's syncer may still be ending: only this writer's counts
     writer = EventLogWriter(tmp_path / "events.jsonl")

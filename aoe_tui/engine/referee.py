@@ -42,8 +42,14 @@ NOBODY_LEFT_REASON = "no territory left available"
 CANCELLED_DETAIL = "the match ended while this verification was running"
 # A milestone that keeps failing is retried less often (up to every 16 ticks): a
 # territory stuck on a broken restart or reboot must not starve the guests that
-# are still racing of CPU. The first two failures retry on the next tick.
+# are still racing of CPU, nor have its service restarted under its builder again
+# and again. The first two failures retry on the next tick. The pause is never
+# longer than BACKOFF_PER_CHECK_COST times what the failed check took, though: a
+# check that costs nothing (a refused GET) runs every tick, so a builder's pass is
+# seen within a tick of its fix, not up to 16 ticks later behind a rival who was
+# fixed later (a race is timed by these passes).
 MAX_BACKOFF_TICKS = 16
+BACKOFF_PER_CHECK_COST = 10
 # An adapter over its budget gets SIGTERM and this long to hand in before it is killed.
 BUDGET_STOP_GRACE_SECONDS = 10.0
 # Each distinct reason an adapter's usage.json is rejected is noted, up to this many per agent.
@@ -280,9 +286,11 @@ class Referee:
             self._not_before_ms.pop(key, None)
             return
         failures = self._failures_in_a_row[key] = self._failures_in_a_row.get(key, 0) + 1
-        ticks = min(2 ** max(failures - 2, 0), MAX_BACKOFF_TICKS)
         tick_ms = self.manifest.rules.tick_ms
-        self._not_before_ms[key] = started_ms + ticks * tick_ms - tick_ms // 2
+        backoff_ms = min(2 ** max(failures - 2, 0), MAX_BACKOFF_TICKS) * tick_ms
+        cost_ms = self.clock.elapsed_ms() - started_ms
+        pause_ms = max(min(backoff_ms, BACKOFF_PER_CHECK_COST * cost_ms), tick_ms)
+        self._not_before_ms[key] = started_ms + pause_ms - tick_ms // 2
 
     async def _check(self, territory_id: str, milestone: Milestone) -> tuple[VerifierOutcome, str]:
         host = self.hosts[territory_id]

@@ -53,8 +53,8 @@ DURABLE_KINDS = frozenset(
 )
 
 
-# How long the syncer lets requests gather before one fsync: a verdict reaches the disk this much later
-# after a crash of the machine (a killed referee loses nothing: every line is flushed at once).
+# How long the syncer lets requests gather into one fsync: a verdict may reach the disk this much later,
+# which matters only if the machine itself goes down (a killed referee loses nothing: each line is flushed).
 SYNC_GATHER_SECONDS = 0.05
 
 

@@ -54,6 +54,37 @@ class GatedBootProvider(ScriptedProvider):
         return await super().boot(manifest, match_dir, recorder, clock)
 
 
+class RivalsFirstProvider(ScriptedProvider):
+    """`winner`'s guest reboots only once no rival is being checked, so the rivals' checks of the winning tick
+    end before the match does, as a real reboot's minute lets them, and a finished screen is the same on every
+    run (else a rival's check, cut by the end of the match, is recorded as cancelled or not by a process race)."""
+
+    def __init__(self, plans: dict[str, ScriptedPlan], winner: str) -> None:
+        super().__init__(plans)
+        self.winner = winner
+
+    async def boot(self, manifest, match_dir, recorder, clock):
+        booted = await super().boot(manifest, match_dir, recorder, clock)
+        host = self.hosts[self.winner]
+        reboot = host.reboot
+
+        def rival_checked() -> bool:
+            return any(
+                milestone.evaluating
+                for territory_id, territory in recorder.world.territories.items()
+                if territory_id != self.winner
+                for milestone in territory.milestones.values()
+            )
+
+        async def after_the_rivals(timeout: float):
+            while rival_checked():
+                await asyncio.sleep(0.01)
+            return await reboot(timeout)
+
+        host.reboot = after_the_rivals
+        return booted
+
+
 class SlowTeardownProvider(ScriptedProvider):
     """Destroying the territories waits for `gate` (real guests take seconds to go)."""
 

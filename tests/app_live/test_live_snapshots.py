@@ -18,6 +18,7 @@ from tests.app_live.live_match import (
     LIVE_RACE,
     FailingBootProvider,
     GatedBootProvider,
+    RivalsFirstProvider,
     hold_at,
     live_app,
     repeatable_arena,
@@ -99,7 +100,7 @@ def test_paused(snap_compare, arena):
 
 def test_finished(snap_compare, arena):
     source = ManualSource(limit=math.inf)
-    app = app_for(arena, source)
+    app = app_for(arena, source, RivalsFirstProvider(dict(LIVE_RACE), "builder-one"))
 
     async def run_before(pilot) -> None:
         await until(pilot, lambda: app.match_screen is not None and not app.engine_running)

@@ -256,16 +256,45 @@ async def test_drain_classifies_finished_outraced_and_terminated_agents(make):
     assert len({e.elapsed_ms for e in match.recorder.events[-5:]}) == 1  # the clock is frozen in the drain
 
 
-async def test_a_milestone_that_keeps_failing_is_retried_less_and_less_often(make):
-    match = make({"builder-two": ScriptedPlan(ready_at_ms=0, storage="memory")})
-    attempts = []
-    for tick in range(1, 13):
-        before = len(match.events("milestone_evaluation_started"))
+async def restart_checks(match, check_seconds: float, ticks: int) -> list[int]:
+    """When (match clock, ms) builder-two's service-restart was checked in `ticks` ticks, each check taking
+    `check_seconds` of the match clock (the scripted guests answer at once: the clock stands still)."""
+    check = match.referee._check
+
+    async def costly_check(territory_id, milestone):
+        if milestone.id == "service-restart":
+            match.source.advance(check_seconds)
+        return await check(territory_id, milestone)
+
+    match.referee._check = costly_check
+    for _ in range(ticks):
         await match.tick()
-        started = match.events("milestone_evaluation_started")[before:]
-        if any(e["milestone"] == "service-restart" for e in started):
-            attempts.append(tick)
-    assert attempts == [1, 2, 3, 5, 9]
+    return [
+        e["elapsed_ms"]
+        for e in match.events("milestone_evaluation_started")
+        if e["territory"] == "builder-two" and e["milestone"] == "service-restart"
+    ]
+
+
+def pauses(checks: list[int]) -> list[int]:
+    return [later - earlier for earlier, later in zip(checks, checks[1:])]
+
+
+async def test_a_costly_check_that_keeps_failing_is_retried_less_and_less_often(make):
+    match = make({"builder-two": ScriptedPlan(ready_at_ms=0, storage="memory")})
+    # A check of 2 s (a tick's worth) pauses 1, 1, 2, 4, 8 ticks, then no more than ten times 2 s.
+    gaps = pauses(await restart_checks(match, 2.0, ticks=40))
+    assert gaps == sorted(gaps) and gaps[0] <= 4_000
+    assert gaps[-1] > 16_000 and max(gaps) <= 20_000 + 4_000
     match.referee.retry_milestone("builder-two", "service-restart")  # the operator overrides the backoff
     await match.referee.settle()
     assert match.kinds()[-2:] == ["milestone_evaluation_started", "milestone_failed"]
+
+
+@pytest.mark.parametrize("check_seconds", [0.0, 0.3])
+async def test_a_cheap_check_that_keeps_failing_is_retried_every_tick_or_two(make, check_seconds):
+    """The pause after a failure is at most ten times what the check took: a refused GET costs the guests
+    nothing, and a builder who fixes its service first must be seen passing first."""
+    match = make({"builder-two": ScriptedPlan(ready_at_ms=0, storage="memory")})
+    gaps = pauses(await restart_checks(match, check_seconds, ticks=16))
+    assert len(gaps) >= 7 and max(gaps) <= 2 * 2_000 + 2 * 300

@@ -78,9 +78,10 @@ class _Syncer:
         try:
             while True:
                 self._wanted.wait()
-                if self._stopping.wait(SYNC_GATHER_SECONDS):
-                    return
+                self._stopping.wait(SYNC_GATHER_SECONDS)  # the requests of this moment gather; a stop cuts it short
                 self._wanted.clear()
+                if self._stopping.is_set():  # read after the clear: a stop that came before it is seen here
+                    return
                 os.fsync(self._fd)
         finally:
             os.close(self._fd)

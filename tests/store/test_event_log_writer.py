@@ -5,6 +5,7 @@ import json
 import os
 import threading
 import time
+import types
 
 import pytest
 
@@ -94,6 +95,30 @@ def test_durable_events_of_one_moment_share_one_fsync(tmp_path, monkeypatch):
     time.sleep(0.2)
     writer.close()
     assert synced_from.count("event-log-fsync") == 1, synced_from
+
+
+def test_a_stop_that_comes_as_the_syncer_ends_its_gathering_ends_the_syncer(tmp_path, monkeypatch):
+    """The stop lands just before the syncer clears its wake-up (the moment a match's close met a gathering
+    that had just run out): the syncer must see it, not fsync and wait for a request that never comes."""
+    from aoe_tui.store import event_log
+
+    writers: list[EventLogWriter] = []
+
+    class StopArrivesNow(threading.Event):
+        def clear(self) -> None:
+            if writers and not writers[0]._syncer._stopping.is_set():
+                writers[0]._syncer.abandon()
+            super().clear()
+
+    monkeypatch.setattr(event_log, "SYNC_GATHER_SECONDS", 0.01)
+    monkeypatch.setattr(event_log, "threading", types.SimpleNamespace(Event=StopArrivesNow, Thread=threading.Thread))
+    before = set(fsync_threads())
+    writers.append(EventLogWriter(tmp_path / "events.jsonl"))
+    own = set(fsync_threads()) - before
+    writers[0].append(make_event("match_paused", 0, 0))
+    for thread in own:
+        thread.join(timeout=10)
+    assert own and not any(thread.is_alive() for thread in own), "the syncer missed the stop and waits forever"
 
 
 def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):

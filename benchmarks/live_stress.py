@@ -61,6 +61,7 @@ KEYS = [
 ]
 CATCH_UP_S = 10.0
 LEAVE_S = 60.0
+MIN_ACTING_S = 2.0  # the least a round may be worked while no operator move has been made yet
 
 
 class StressFailure(AssertionError):
@@ -234,10 +235,13 @@ async def one_round(directory: Path, rng: random.Random, speed: float, tally: Ta
 
 
 async def stress(seconds: float, seed: int, speed: float, directory: Path) -> Tally:
+    """Rounds until `seconds` have passed and the operator has acted at least once (a round may quit at once:
+    a short run of such rounds would check no operator move at all)."""
     rng, tally = random.Random(seed), Tally()
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline or tally.rounds == 0:
-        await one_round(directory, rng, speed, tally, max(deadline - time.monotonic(), 0.0))
+    while time.monotonic() < deadline or tally.actions == 0:
+        remaining = max(deadline - time.monotonic(), 0.0)
+        await one_round(directory, rng, speed, tally, remaining if tally.actions else max(remaining, MIN_ACTING_S))
     return tally
 
 

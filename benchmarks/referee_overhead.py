@@ -44,7 +44,7 @@ from typing import Awaitable, Callable, NoReturn
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from aoe_tui.domain.manifest import Manifest  # noqa: E402
+from aoe_tui.domain.manifest import Manifest, Milestone  # noqa: E402
 from aoe_tui.testing.scripted_agent import ScriptedAgent  # noqa: E402
 from aoe_tui.testing.clock import ManualSource  # noqa: E402
 from aoe_tui.engine.clock import MatchClock  # noqa: E402
@@ -212,10 +212,15 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def runs_of(milestone: Milestone) -> int:
+    """How many verifier processes one check of `milestone` spawns: a host reboot's verifier runs before and after."""
+    return 2 if milestone.operation == "host_reboot" else 1
+
+
 def verifier_runs(manifest: Manifest) -> int:
     """How many verifier processes one territory's chain through every milestone spawns."""
     assert manifest.build is not None, "the benchmark's arena is a build race"
-    return sum(2 if m.operation == "host_reboot" else 1 for m in manifest.build.milestones)
+    return sum(runs_of(m) for m in manifest.build.milestones)
 
 
 async def baseline(territories: int, verifier: Path, work: Path) -> Tick:
@@ -226,7 +231,7 @@ async def baseline(territories: int, verifier: Path, work: Path) -> Tick:
 
     async def one_territory(index: int) -> None:
         for milestone in milestones:  # one evidence file per milestone, as the referee's: a reboot's runs share it
-            for _ in range(2 if milestone.operation == "host_reboot" else 1):
+            for _ in range(runs_of(milestone)):
                 env = {"AOE_TERRITORY_ID": f"t-{index}"}
                 await run_verifier(verifier, env, 30, work / f"{index}-{milestone.id}.json")
 

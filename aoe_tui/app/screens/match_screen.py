@@ -25,6 +25,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.screens.dirty_lines import DirtyLinesCompositor
 from aoe_tui.app.widgets.event_list import EventList
 from aoe_tui.app.view.event_rows import EventFilter
 from aoe_tui.app.widgets.header import MatchHeader
@@ -113,6 +114,7 @@ class MatchScreen(Screen[None]):
 
     def __init__(self, session: MatchSession) -> None:
         super().__init__()
+        self._compositor = DirtyLinesCompositor()  # a cursor move draws the lines it changed, not the screen
         self.session = session
         self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
         self._agents = [a for a in session.match.agents]

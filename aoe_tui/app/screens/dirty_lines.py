@@ -64,11 +64,7 @@ class DirtyLinesCompositor(Compositor):
             if not visible:
                 continue
             first_cut, last_cut = visible.column_span
-            lines = [
-                y
-                for y in visible.line_range
-                if y in reach and reach[y][0] < last_cut and reach[y][1] > first_cut
-            ]
+            lines = [y for y in visible.line_range if y in reach and reach[y][0] < last_cut and reach[y][1] > first_cut]
             for top, count in runs(lines):
                 crop = Region(visible.x - region.x, top - region.y, visible.width, count)
                 for y, strip in zip(range(top, top + count), widget.render_lines(crop)):

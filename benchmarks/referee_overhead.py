@@ -20,8 +20,8 @@ the same verifications again (every milestone retried), as in the rest of a
 long match. The territory folders exist before, as the runtime makes them when
 it boots the guests; the verifiers write the same evidence files in both
 (one per milestone of a territory). CPU is this process and the verifiers it
-waited for; each referee figure also counts every fsync of its match's log
-(`FsyncMeter`), since the log fsyncs a moment later on its own thread.
+waited for; each referee figure also counts the fsyncs of the events it logged
+(`FsyncMeter`), which the log runs a moment later on its own thread.
 
 --real also times a full 3-territory headless match on real VMs (minutes).
 Prints figures; not a test.
@@ -54,6 +54,7 @@ from aoe_tui.engine.territory import RebootProof  # noqa: E402
 from aoe_tui.testing.scripted_host import ScriptedPlan  # noqa: E402
 from aoe_tui.engine.verifier import run_verifier  # noqa: E402
 from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
+from aoe_tui.store.event_log import SYNC_GATHER_SECONDS  # noqa: E402
 from aoe_tui.store.match_layout import MatchLayout  # noqa: E402
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
@@ -151,16 +152,14 @@ async def referee_tick(territories: int, verifier: Path, work: Path) -> Tick:
                 referee.retry_milestone(territory.id, milestone.id)
         await referee.settle()
 
-    fsyncs = FSYNCS.seconds
     source.advance(2)
-    first, first_cpu = await measured(one_tick)
+    first, first_cpu = await with_its_fsyncs(one_tick)
     source.advance(2)
-    idle, _ = await measured(one_tick)
+    idle, _ = await with_its_fsyncs(one_tick)
     source.advance(2)
-    again, again_cpu = await measured(retry_everything)
+    again, again_cpu = await with_its_fsyncs(retry_everything)
     recorder.close()
-    fsyncs = FSYNCS.seconds - fsyncs
-    return Tick(first, first_cpu + fsyncs, again, again_cpu + fsyncs, idle)
+    return Tick(first, first_cpu, again, again_cpu, idle)
 
 
 async def measured(work: Callable[[], Awaitable[None]]) -> tuple[float, float]:
@@ -170,13 +169,21 @@ async def measured(work: Callable[[], Awaitable[None]]) -> tuple[float, float]:
     return time.perf_counter() - started, cpu_seconds() - cpu
 
 
+async def with_its_fsyncs(work: Callable[[], Awaitable[None]]) -> tuple[float, float]:
+    """`measured(work)`, its CPU with the fsyncs of the events it logged: the log's syncer runs them a moment
+    later on its own thread, so the meter is read once that moment (the syncer's gathering, twice) is over."""
+    fsyncs = FSYNCS.seconds
+    wall, cpu = await measured(work)
+    await asyncio.sleep(2 * SYNC_GATHER_SECONDS)
+    return wall, cpu + FSYNCS.seconds - fsyncs
+
+
 class FsyncMeter:
     """CPU seconds of every fsync in this process, on whichever thread it runs.
 
     The event log fsyncs a verdict a moment later on its own thread, gathering the requests of that moment
-    into one (store.event_log.SYNC_GATHER_SECONDS), so a phase's fsync may run after the phase is timed. Each
-    referee figure therefore counts every fsync of its match's log, all phases and the close: more than the
-    phase's share, never less.
+    into one (store.event_log.SYNC_GATHER_SECONDS), so a phase's fsyncs may run after the phase is timed: each
+    referee figure counts those that run until the gathering after it is over (`with_its_fsyncs`).
     """
 
     def __init__(self) -> None:

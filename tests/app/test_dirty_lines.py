@@ -9,7 +9,6 @@ from rich.console import Console
 from rich.control import Control
 from rich.segment import ControlType
 
-from aoe_tui.app.screens.dirty_lines import runs
 from aoe_tui.app.screens.match_screen import MatchScreen
 from aoe_tui.app.widgets.territory_pane import TerritoryPane
 from tests.fixture_paths import HARNESS, ORACLE_DIR
@@ -76,12 +75,6 @@ def fresh_terminal_of(app) -> ModelTerminal:
 
     app._display = display
     return terminal
-
-
-def test_runs_groups_consecutive_lines() -> None:
-    assert list(runs([])) == []
-    assert list(runs([3])) == [(3, 1)]
-    assert list(runs([0, 1, 2, 5, 7, 8])) == [(0, 3), (5, 1), (7, 2)]
 
 
 async def test_every_update_leaves_the_terminal_showing_what_a_full_redraw_shows(clock) -> None:

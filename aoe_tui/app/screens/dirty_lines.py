@@ -6,34 +6,20 @@ regions, each over its whole height, then keeps only the changed lines. A cursor
 territory pane, of the scrubber and of the screen itself was drawn again to show a dozen new lines; that
 was most of a step's frame and half of an End or a 60x playback frame at 10^6 events.
 
-Here each widget draws only the changed lines it covers (as few runs of lines as they fall in) and only
-when a changed span on that line reaches it; the pieces are cut and stacked exactly as Textual does
+Here a widget draws only when a changed span reaches it, once, from the first changed line it covers to
+the last (the lines between are mostly drawn already and kept: one call costs less than one per run of
+changed lines), and only its changed lines are kept; the pieces are cut and stacked exactly as Textual does
 (`Compositor._render_chops`), so what the terminal gets is the same. Textual is pinned (pyproject): this
 follows its compositor's private parts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from textual._compositor import ChopsUpdate, Compositor
 from textual.geometry import Region
 from textual.strip import Strip
-
-
-def runs(lines: Sequence[int]) -> Iterator[tuple[int, int]]:
-    """Sorted line numbers as (first, count) runs of consecutive lines."""
-    start = previous = None
-    for y in lines:
-        if start is None:
-            start = previous = y
-        elif y == previous + 1:  # type: ignore[operator]
-            previous = y
-        else:
-            yield start, previous - start + 1  # type: ignore[operator]
-            start = previous = y
-    if start is not None:
-        yield start, previous - start + 1  # type: ignore[operator]
 
 
 class DirtyLinesCompositor(Compositor):
@@ -65,12 +51,15 @@ class DirtyLinesCompositor(Compositor):
                 continue
             first_cut, last_cut = visible.column_span
             lines = [y for y in visible.line_range if y in reach and reach[y][0] < last_cut and reach[y][1] > first_cut]
-            for top, count in runs(lines):
-                crop = Region(visible.x - region.x, top - region.y, visible.width, count)
-                for y, strip in zip(range(top, top + count), widget.render_lines(crop)):
-                    line = chops[y]
-                    line_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-                    for cut, piece in zip(line_cuts, strip.divide([cut - first_cut for cut in line_cuts[1:]])):
-                        if line.get(cut) is None:
-                            line[cut] = piece
+            if not lines:
+                continue
+            top = lines[0]
+            crop = Region(visible.x - region.x, top - region.y, visible.width, lines[-1] - top + 1)
+            strips = widget.render_lines(crop)
+            for y in lines:
+                line = chops[y]
+                line_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
+                for cut, piece in zip(line_cuts, strips[y - top].divide([cut - first_cut for cut in line_cuts[1:]])):
+                    if line.get(cut) is None:
+                        line[cut] = piece
         return chops

@@ -9,7 +9,6 @@ following the end stays there.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -26,6 +25,7 @@ from aoe_tui.domain.events import EventBase
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.app.commands import MatchCommands
 from aoe_tui.app.screens.dirty_lines import DirtyLinesCompositor
+from aoe_tui.app.screens.idle_collection import CHECK_EVERY_S, IdleCollector
 from aoe_tui.app.widgets.event_list import EventList
 from aoe_tui.app.view.event_rows import EventFilter
 from aoe_tui.app.widgets.header import MatchHeader
@@ -47,13 +47,6 @@ READING_SHOWN_EVERY_S = 0.5
 
 class _ReadCancelled(Exception):
     """The screen went (or the app quit) while its log was being read: the read stops at its next report."""
-
-
-def _settle_match_objects() -> None:
-    """Every object alive now (the match's, millions at 10^6 events) stays for the screen's life: frozen out
-    of the cycle collector's sight, a full collection walks only what frames allocate. Unfrozen, one came
-    every few frames and took 140 ms at 10^5 events (seconds at 10^6)."""
-    gc.freeze()
 
 
 class _CursorWidgets(NamedTuple):
@@ -115,6 +108,7 @@ class MatchScreen(Screen[None]):
     def __init__(self, session: MatchSession) -> None:
         super().__init__()
         self._compositor = DirtyLinesCompositor()  # a cursor move draws the lines it changed, not the screen
+        self._collector = IdleCollector()  # the cycle collector's full collections wait for idle moments
         self.session = session
         self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
         self._agents = [a for a in session.match.agents]
@@ -151,11 +145,11 @@ class MatchScreen(Screen[None]):
         yield Footer()
 
     def on_unmount(self) -> None:
-        """The match's objects are garbage once the screen goes: back in the collector's sight, or every match
-        opened in one session (the browser, a series) would stay in memory for good."""
-        gc.unfreeze()
+        self._collector.release()
 
     def on_mount(self) -> None:
+        self._collector.hold()
+        self.set_interval(CHECK_EVERY_S, self._collector.check)
         if not self.session.has_timeline:
             self.playback.end()
         self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)
@@ -165,7 +159,7 @@ class MatchScreen(Screen[None]):
             self._reading_timer = self.set_interval(READING_SHOWN_EVERY_S, self._show_reading)
             self.call_after_refresh(self._read_whole_log)  # the first frame is drawn before the read begins
         else:
-            _settle_match_objects()
+            self._collector.settle()
         skipped = self.session.match.skipped_files()
         if skipped:
             self.notify(
@@ -186,6 +180,7 @@ class MatchScreen(Screen[None]):
         lands in one frame (no half-updated screen between the header and the panes)."""
         if self._swapping:
             return  # the swap shows the cursor once the new widgets are there
+        self._collector.frame_drawn()
         playback = self.playback
         world = self.session.timeline.state_at(playback.position)
         standings = world.standings()
@@ -293,7 +288,7 @@ class MatchScreen(Screen[None]):
             await self.recompose()
         finally:
             self._swapping = False
-        _settle_match_objects()  # the preview's widgets, gone with the recompose, are not kept
+        self._collector.settle()  # the whole match, read in the background, frozen as the preview was
         self.reading = None
         self.refresh_cursor()
 

@@ -59,6 +59,7 @@ class EventTable(ScrollView, can_focus=True):
         self._places: list[int] = []  # each row's place in the whole list (its stripe)
         self._cleaned: LRUCache[tuple, tuple[str, ...]] = LRUCache(LINE_CACHE_SIZE)  # rows as given -> as drawn
         self._lines: LRUCache[tuple, Strip] = LRUCache(LINE_CACHE_SIZE)
+        self._styles: dict[tuple[bool, bool], Style] = {}  # a row's style by (cursor, odd), until restyled
 
     # -- what the list shows --------------------------------------------------------------------------
 
@@ -136,6 +137,7 @@ class EventTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._lines.clear()
+        self._styles.clear()
 
     # -- drawing ---------------------------------------------------------------------------------------
 
@@ -158,12 +160,16 @@ class EventTable(ScrollView, can_focus=True):
         return line
 
     def _style(self, cursor: bool, odd: bool) -> Style:
-        style = self.rich_style
-        if odd:
-            style += self.get_component_rich_style("event-table--odd")
-        if cursor:
-            style += self.get_component_rich_style("event-table--cursor")
-        return style
+        """A row's style: worked out once per look and focus (every new row asked for it, a tenth of a frame)."""
+        known = self._styles.get((cursor, odd))
+        if known is None:
+            known = self.rich_style
+            if odd:
+                known += self.get_component_rich_style("event-table--odd")
+            if cursor:
+                known += self.get_component_rich_style("event-table--cursor")
+            self._styles[cursor, odd] = known
+        return known
 
     def _build(self, cells: tuple[str, ...], style: Style) -> Strip:
         pad = " " * CELL_PADDING
@@ -171,7 +177,9 @@ class EventTable(ScrollView, can_focus=True):
         return Strip([Segment(text, style)])
 
     def _on_focus(self, event: events.Focus) -> None:
+        self._styles.clear()  # :focus restyles the cursor row
         self.refresh()
 
     def _on_blur(self, event: events.Blur) -> None:
+        self._styles.clear()
         self.refresh()

@@ -1,0 +1,81 @@
+"""The cycle collector's full collections wait while a match screen is shown and run when it is idle."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from aoe_tui.app.screens.idle_collection import LONGEST_WAIT_S, POSTPONED, QUIET_S, IdleCollector
+from tests.app.app_under_test import SIZE, replay_app
+from tests.fixture_paths import HARNESS
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def full_collections():
+    """The full collections that start while the test runs."""
+    started: list[int] = []
+
+    def noted(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            started.append(2)
+
+    gc.callbacks.append(noted)
+    yield started
+    gc.callbacks.remove(noted)
+
+
+def test_holding_postpones_full_collections_until_the_last_holder_releases() -> None:
+    before = gc.get_threshold()
+    first, second = IdleCollector(), IdleCollector()
+    first.hold()
+    second.hold()
+    assert gc.get_threshold() == (before[0], before[1], POSTPONED)
+    first.release()
+    assert gc.get_threshold()[2] == POSTPONED
+    second.release()
+    second.release()  # a second release changes nothing
+    assert gc.get_threshold() == before
+
+
+def test_a_full_collection_runs_once_frames_stop_and_only_after_frames(full_collections) -> None:
+    clock = Clock()
+    collector = IdleCollector(clock)
+    assert not collector.check() and not full_collections  # nothing drawn: nothing to collect
+    collector.frame_drawn()
+    clock.now += QUIET_S / 2
+    assert not collector.check() and not full_collections  # frames are still coming
+    clock.now += QUIET_S
+    assert collector.check() and full_collections == [2]
+    clock.now += 10 * QUIET_S
+    assert not collector.check() and full_collections == [2]  # no frame since: no new garbage to look for
+
+
+def test_frames_that_never_pause_still_get_a_full_collection_at_the_longest_wait(full_collections) -> None:
+    """A live screen draws every second: never quiet, its garbage is still looked for."""
+    clock = Clock()
+    collector = IdleCollector(clock)
+    started = clock.now
+    while clock.now - started < LONGEST_WAIT_S:
+        collector.frame_drawn()
+        assert not collector.check() and not full_collections
+        clock.now += QUIET_S / 2
+    collector.frame_drawn()
+    assert collector.check() and full_collections == [2]
+
+
+async def test_the_match_screen_holds_full_collections_while_it_is_shown(clock) -> None:
+    before = gc.get_threshold()
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("right", "end")
+        assert gc.get_threshold() == (before[0], before[1], POSTPONED)
+    assert gc.get_threshold() == before

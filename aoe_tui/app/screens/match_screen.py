@@ -147,9 +147,15 @@ class MatchScreen(Screen[None]):
     def on_unmount(self) -> None:
         self._collector.release()
 
+    def _collect_when_idle(self) -> None:
+        """Not while a long log is read: its millions of new objects are not frozen yet, and a full collection
+        would walk them all, holding up the read and the screen."""
+        if self.reading is None:
+            self._collector.check()
+
     def on_mount(self) -> None:
         self._collector.hold()
-        self.set_interval(CHECK_EVERY_S, self._collector.check)
+        self.set_interval(CHECK_EVERY_S, self._collect_when_idle)
         if not self.session.has_timeline:
             self.playback.end()
         self._play_timer = self.set_interval(PLAY_INTERVAL_S, self._tick, pause=True)

@@ -79,3 +79,21 @@ async def test_the_match_screen_holds_full_collections_while_it_is_shown(clock) 
         await pilot.press("right", "end")
         assert gc.get_threshold() == (before[0], before[1], POSTPONED)
     assert gc.get_threshold() == before
+
+
+async def test_no_full_collection_runs_while_a_long_log_is_read(clock, full_collections) -> None:
+    """The read's millions of new objects are not frozen yet: a full collection would walk them all."""
+    app = replay_app(HARNESS, clock)
+    async with app.run_test(size=SIZE):
+        screen = app.screen
+        quiet = Clock()
+        screen._collector._clock = quiet
+        screen._collector.frame_drawn()
+        quiet.now += 2 * QUIET_S
+        full_collections.clear()  # (the app's start-up may have had one, before the screen held them)
+        screen.reading = 0.4
+        screen._collect_when_idle()
+        assert not full_collections
+        screen.reading = None
+        screen._collect_when_idle()
+        assert full_collections == [2]

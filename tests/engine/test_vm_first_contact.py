@@ -41,7 +41,7 @@ from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "first-contact" / "arena.toml"
-BASE_PORT = 33200  # this module's loopback range: 33200-33205 (TCP forwards; the segment's UDP ports, same numbers)
+BASE_PORT = 30200  # this module's loopback range: 30200-30205 (TCP forwards; the segment's UDP ports, same numbers)
 WINDOW_SECONDS = 20
 DURATION_SECONDS = 150
 TOKENS = {"gatekeeper": "gatekeeper:ok", "archivist": "archivist:ok", "courier": "courier:ok"}

@@ -31,7 +31,7 @@ from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "durable-job-queue" / "arena.toml"
-BASE_PORT = 32800  # this module's loopback range: 32800-32805
+BASE_PORT = 30800  # this module's loopback range: 30800-30805
 PLANTED = "/root/notes/referee.txt"
 
 

@@ -32,7 +32,7 @@ from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "primary-failover" / "arena.toml"
-BASE_PORT = 32900  # this module's loopback range: 32900-32905
+BASE_PORT = 30900  # this module's loopback range: 30900-30905
 UNPROMOTED = "GET /role through the proxy returned body 'replica', expected 'primary'"
 UNFENCED = "/var/lib/failover/primary.fenced is missing in the guest (the old primary was never fenced)"
 TERRITORIES = ("failover-one", "failover-two", "failover-three")

@@ -33,7 +33,7 @@ from tests.engine.vm_race import operated_race
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "traffic-surge" / "arena.toml"
-BASE_PORT = 33100  # this module's loopback range: 33100-33199
+BASE_PORT = 30100  # this module's loopback range: 30100-30199
 TIMED_OUT = re.compile(r"curl: \(28\) Operation timed out after 15\d\d milliseconds with 0 bytes received")
 LOST = re.compile(
     r"priority state or traffic service did not survive reboot: "

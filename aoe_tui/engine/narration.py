@@ -25,8 +25,9 @@ _FRESH_IDS = re.compile(r"(record|opaque)-[0-9a-f]+")
 ACTOR_WIDTH = 14
 
 
-def _gist(detail: str | None) -> str | None:
-    """A failure's detail without the fresh record ids each attempt uses: same gist, same failure."""
+def failure_gist(detail: str | None) -> str | None:
+    """A failure's detail without the fresh record ids each attempt uses: same gist, same failure
+    (a repeated failure is narrated once, with the first attempt's ids)."""
     return _FRESH_IDS.sub(r"\1-…", detail) if detail else detail
 
 
@@ -52,7 +53,7 @@ class Narrator:
         if isinstance(event, _SILENT):
             return False
         if isinstance(event, ev.MilestoneFailed):
-            key, gist = (event.territory, event.milestone), _gist(event.detail)
+            key, gist = (event.territory, event.milestone), failure_gist(event.detail)
             repeated = key in self._last_failure and self._last_failure[key] == gist
             self._last_failure[key] = gist
             return not repeated

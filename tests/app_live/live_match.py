@@ -146,7 +146,7 @@ async def until(pilot, condition, seconds: float = 90.0) -> None:
     while not condition():
         if loop.time() > deadline:
             raise AssertionError("condition never held")
-        await pilot.pause(0.02)
+        await asyncio.sleep(0.02)
     await pilot.pause()
 
 

@@ -235,6 +235,31 @@ async def test_steering_is_disabled_once_the_match_is_over(tmp_path):
         await until(pilot, lambda: not app.is_running)
 
 
+async def test_the_footer_is_rebuilt_when_what_may_be_steered_changes_not_per_burst_of_events(tmp_path):
+    """A rebuild re-styles every footer key: once per burst of live events it was a quarter of the live
+    screen's CPU. Steerability still follows the world: the footer offers resume once the match is paused."""
+    source = ManualSource(limit=0)
+    app = live_app(tmp_path / "m", source)
+    async with app.run_test(size=SIZE) as pilot:
+        await hold_at(pilot, source, 2)
+        screen = app.screen
+        assert isinstance(screen, LiveMatchScreen)
+        bursts, rebuilds = [], []
+        original = screen.add_events
+        screen.add_events = lambda events: (bursts.append(len(events)), original(events))  # type: ignore[method-assign]
+        screen.bindings_updated_signal.subscribe(screen, rebuilds.append)
+        await hold_at(pilot, source, 20)
+        assert len(bursts) >= 5, bursts
+        assert len(rebuilds) < len(bursts) / 2, (rebuilds, bursts)
+        assert screen.check_action("resume_match", ()) is None
+        await pilot.press("p", "y")
+        await until(pilot, lambda: app.runner.world.paused and screen.pending_operation is None)
+        await until(pilot, lambda: screen.check_action("resume_match", ()) is True)
+        assert "resume_match" in screen.steerable and "pause_match" not in screen.steerable
+        await pilot.press("q", "y")
+        await until(pilot, lambda: not app.is_running)
+
+
 async def test_quitting_mid_match_asks_then_aborts_tears_down_and_leaves_a_replayable_match(tmp_path):
     output = tmp_path / "m"
     source = ManualSource(limit=0)

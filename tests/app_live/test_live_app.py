@@ -248,7 +248,7 @@ async def test_the_footer_is_rebuilt_when_what_may_be_steered_changes_not_per_bu
         original = screen.add_events
         screen.add_events = lambda events: (bursts.append(len(events)), original(events))  # type: ignore[method-assign]
         screen.bindings_updated_signal.subscribe(screen, rebuilds.append)
-        await hold_at(pilot, source, 20)
+        await hold_at(pilot, source, 10)
         assert len(bursts) >= 5, bursts
         assert len(rebuilds) < len(bursts) / 2, (rebuilds, bursts)
         assert screen.check_action("resume_match", ()) is None

@@ -1,5 +1,6 @@
 """Fixtures and collection hooks for every test; where the fixture matches are is `tests.fixture_paths`."""
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,18 @@ SKIP_REASONS = {
 SOAK_SKIP_REASON = "soak outside the fast suite's time budget; a short run of it is in the suite (AOE_SOAK=1 runs it)"
 
 
+# A test worker keeps each test's app (cycles: widgets, messages, screens) until a full collection finds it,
+# and its heap is a quarter of a million objects: Python's default of a full collection every ten young ones
+# ran one every two or three app tests, 300-400 ms each (tests/app: 41 of them, 15.5 s of its 100 s). One in a
+# hundred young collections: 7, 2.4 s. The app's own policy (app/screens/idle_collection.py) works from the
+# threshold it finds, this one here, and its tests read that threshold too.
+FULL_COLLECTION_EVERY = 100
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "soak: the checks of a fast test played for a minute or more (AOE_SOAK=1)")
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
 
 
 VM_TEST_TIMEOUT_SECONDS = 1500  # a module's first test also boots its guests and often runs a whole race

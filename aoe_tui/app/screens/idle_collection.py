@@ -12,7 +12,9 @@ program is. Even with the match's objects frozen, a full collection walks every 
 and landing inside a frame (a step, End, a 60x playback tick), it doubled that frame. While a match screen
 is shown, full collections wait (their threshold is raised) and one runs when frames were drawn since the
 last and none for `QUIET_S`, or at the latest `LONGEST_WAIT_S` after the last (a live screen draws every
-second: it is never that quiet); it runs on the screen's timer, between frames, never inside one. The young
+second: it is never that quiet); it runs on the screen's timer, between frames, never inside one, and only
+once Python itself would have run one (`full_collection_due`): a full collection walks the whole heap, and
+run after every quiet second it cost more than it found (a fifth of the CPU of the app's tests). The young
 generations are collected as usual, so short-lived cycles still go at once. The thresholds come back when
 the last match screen goes.
 """
@@ -84,6 +86,15 @@ class IdleCollector:
         now = self._clock()
         if now - self._last_frame < QUIET_S and now - self._first_frame < LONGEST_WAIT_S:
             return False
+        if not full_collection_due():
+            return False
         self._last_frame = self._first_frame = None
         gc.collect()
         return True
+
+
+def full_collection_due() -> bool:
+    """As many young collections since the last full one as Python's own threshold waits for (the threshold
+    `hold` put aside): before that, Python would not have run a full collection either."""
+    threshold = _thresholds[2] if _thresholds is not None else gc.get_threshold()[2]
+    return gc.get_count()[2] >= threshold

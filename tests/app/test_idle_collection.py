@@ -74,8 +74,8 @@ def test_a_full_collection_runs_once_frames_stop_and_only_after_frames(full_coll
 
 
 def test_a_quiet_screen_runs_no_full_collection_before_python_would_have(full_collections) -> None:
-    """A full collection walks the whole heap: after a quiet second with few young survivors it found little
-    and cost a fifth of the app tests' CPU."""
+    """A full collection walks the whole heap: a quiet second is no reason to run one before Python's own
+    threshold of young collections would have."""
     clock = Clock()
     collector = IdleCollector(clock)
     gc.collect()  # the count of young collections starts at zero

@@ -14,7 +14,7 @@ is shown, full collections wait (their threshold is raised) and one runs when fr
 last and none for `QUIET_S`, or at the latest `LONGEST_WAIT_S` after the last (a live screen draws every
 second: it is never that quiet); it runs on the screen's timer, between frames, never inside one, and only
 once Python itself would have run one (`full_collection_due`): a full collection walks the whole heap, and
-run after every quiet second it cost more than it found (a fifth of the CPU of the app's tests). The young
+one after every quiet second would be more than Python's own policy runs, for no more garbage. The young
 generations are collected as usual, so short-lived cycles still go at once. The thresholds come back when
 the last match screen goes.
 """

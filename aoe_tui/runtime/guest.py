@@ -29,7 +29,14 @@ from aoe_tui.runtime.overlay import create_overlay
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
-from aoe_tui.runtime.reboot import ACPI_GRACE_SECONDS, Cause, ConsoleWatch, RebootProof, valid_boot_id
+from aoe_tui.runtime.reboot import (
+    ACPI_GRACE_SECONDS,
+    RESTART_STALL_SECONDS,
+    Cause,
+    ConsoleWatch,
+    RebootProof,
+    valid_boot_id,
+)
 from aoe_tui.runtime.save_image import copy_with_definition
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
 from aoe_tui.runtime.warm_start import WarmRestoreFailed, WarmSource, give_identity
@@ -241,12 +248,16 @@ class TerritoryVM:
             raise AoeError(f"territory {self.territory_id}: cannot read boot id: {result.stderr.strip()[:200]}")
         return valid_boot_id(result.stdout)
 
-    async def reboot(self, timeout: float, acpi_grace: float = ACPI_GRACE_SECONDS) -> RebootProof:
+    async def reboot(
+        self, timeout: float, acpi_grace: float = ACPI_GRACE_SECONDS, restart_stall: float = RESTART_STALL_SECONDS
+    ) -> RebootProof:
         """Reboot through libvirt and prove it from outside the guest; then wait until SSH answers again.
 
         ACPI power button first; a reset when libvirt has not seen the guest reset within
-        `acpi_grace` seconds (or refused the request). Raises AoeError with a readable detail
-        (and the console tail) when the guest does not come back within `timeout`.
+        `acpi_grace` seconds (or refused the request). A machine that restarted but shows no
+        fresh kernel within `restart_stall` seconds is reset once more (see RESTART_STALL_SECONDS).
+        Raises AoeError with a readable detail (and the console tail) when the guest does not
+        come back within `timeout`.
         """
         started = time.monotonic()
         deadline = started + timeout
@@ -271,6 +282,8 @@ class TerritoryVM:
             self._record_event("referee-reset")
             await self.hypervisor.reset(self.name)
         self.ssh.drop()
+        if not await self._wait_until(console.saw_banner, min(restart_stall, deadline - time.monotonic())):
+            await self._reset_stalled_restart(deadline)
         if not await self._wait_until(console.saw_banner, deadline - time.monotonic()):
             raise AoeError(
                 f"territory {self.territory_id}: the guest did not come back within {timeout:g} s of the "
@@ -286,6 +299,21 @@ class TerritoryVM:
         )
         proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner)
         return dataclasses.replace(proof, proven_by=proven + ("boot-id",)) if proof.boot_id_changed else proof
+
+    async def _reset_stalled_restart(self, deadline: float) -> None:
+        """The machine restarted but its firmware never started the kernel: power-cycle it, once.
+
+        Nothing of the player's runs between the reset and the kernel (the host supplies
+        firmware and kernel), so the stall is the arena's fault; the guest had finished its
+        shutdown, so the reset loses nothing of its disk.
+        """
+        if time.monotonic() >= deadline or not await self.is_running():
+            return  # no time left, or the VM is gone: the banner wait reports that itself
+        self._record_event("restart-stall-reset")
+        try:
+            await self.hypervisor.reset(self.name)
+        except AoeError:
+            pass
 
     def _rebooted_since(self, index: int) -> bool:
         return any(event == "rebooted" for _, event in self.lifecycle_events[index:])

@@ -24,6 +24,11 @@ Cause = Literal["acpi", "reset-fallback"]
 # Seconds to wait for the guest to act on the ACPI button (acpid -> systemd shutdown -> reset)
 # before cutting its power; an honest TCG guest resets after about 5-15 s.
 ACPI_GRACE_SECONDS = 45.0
+# Seconds from the machine's restart to the fresh kernel's banner before the referee resets it
+# once more. The host boots the kernel directly, so the banner follows the restart within
+# seconds; under TCG a restart was seen to hang silent in the firmware for minutes (a CI run
+# lost a milestone to it), and a reset brings such a guest back.
+RESTART_STALL_SECONDS = 30.0
 # The kernel's first line, with its printk timestamp at zero: only a kernel that just
 # started prints it. (Userland could echo a look-alike; that is why it never proves a
 # reboot alone, only together with the hypervisor's own word.)

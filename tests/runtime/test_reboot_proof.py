@@ -59,10 +59,11 @@ class FakeHypervisor:
 
     uri = "test:///fake"
 
-    def __init__(self, vm_box: list, honours_acpi: bool, comes_back: bool = True) -> None:
+    def __init__(self, vm_box: list, honours_acpi: bool, comes_back: bool = True, hung_restarts: int = 0) -> None:
         self.vm_box = vm_box
         self.honours_acpi = honours_acpi
         self.comes_back = comes_back
+        self.hung_restarts = hung_restarts  # restarts whose firmware hangs before the kernel (seen under TCG)
         self.calls: list[str] = []
 
     @property
@@ -81,7 +82,9 @@ class FakeHypervisor:
     def _guest_resets(self) -> None:
         self.vm._record_event("rebooted")
         self.vm.ssh.boot = str(uuid.uuid4())
-        if self.comes_back:
+        if self.hung_restarts:
+            self.hung_restarts -= 1
+        elif self.comes_back:
             with open(self.vm.console_path, "ab") as log:
                 log.write(BANNER)
 
@@ -105,10 +108,13 @@ class FakeSSH:
         pass
 
 
-def _vm(tmp_path: Path, honours_acpi: bool, comes_back: bool = True, forged: str | None = None) -> TerritoryVM:
+def _vm(
+    tmp_path: Path, honours_acpi: bool, comes_back: bool = True, forged: str | None = None, hung_restarts: int = 0
+) -> TerritoryVM:
     box: list = []
     config = TerritoryConfig("m", "alpha", 1, 512, tmp_path, TerritoryPorts(32000, 32001))
-    vm = TerritoryVM(config, FakeHypervisor(box, honours_acpi, comes_back), keys=None, image=None, accel=None)
+    hypervisor = FakeHypervisor(box, honours_acpi, comes_back, hung_restarts)
+    vm = TerritoryVM(config, hypervisor, keys=None, image=None, accel=None)
     box.append(vm)
     vm.ssh = FakeSSH(forged)
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -148,3 +154,18 @@ async def test_a_guest_that_never_boots_again_is_a_readable_failure(tmp_path: Pa
         r"\(no fresh kernel boot on the serial console\); console tail: .*login:",
     ):
         await vm.reboot(timeout=1, acpi_grace=0.2)
+
+
+async def test_a_restart_that_hangs_before_the_kernel_is_reset_once_and_the_reboot_still_counts(tmp_path: Path) -> None:
+    vm = _vm(tmp_path, honours_acpi=True, hung_restarts=1)
+    proof = await vm.reboot(timeout=5, acpi_grace=2, restart_stall=0.5)
+    assert vm.hypervisor.calls == ["reboot_acpi", "reset"]
+    assert proof.caused_by == "acpi" and proof.proven_by == ("libvirt-event", "console-banner", "boot-id")
+    assert [event for _, event in vm.lifecycle_events].count("restart-stall-reset") == 1
+
+
+async def test_a_restart_that_hangs_again_after_its_reset_is_not_reset_twice(tmp_path: Path) -> None:
+    vm = _vm(tmp_path, honours_acpi=True, hung_restarts=2)
+    with pytest.raises(AoeError, match=r"alpha: the guest did not come back within 1.5 s of the acpi reboot"):
+        await vm.reboot(timeout=1.5, acpi_grace=1, restart_stall=0.3)
+    assert vm.hypervisor.calls == ["reboot_acpi", "reset"]

@@ -27,7 +27,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -167,16 +167,30 @@ def read_event_log(path: Path) -> list[EventBase]:
     return [stamped(*split) for _, split in scan_log(read_log_bytes(path), str(path), BodyDecoder())]
 
 
-def scan_log(data: bytes, source: str, decoder: BodyDecoder) -> Iterator[tuple[int, Split]]:
-    """(offset, (event, sequence, elapsed_ms)) of every event of a log's bytes, each checked against the last.
+class ScanPoint(NamedTuple):
+    """Where a scan of a log stands: the next line's offset, the sequence it must carry, the clock it must not
+    go below, and the event before it (what a reader that read the lines so far itself hands on)."""
+
+    offset: int = 0
+    expected: int = 0
+    last_ms: int = -(2**63)
+    previous: Split | None = None
+
+
+def scan_log(
+    data: bytes, source: str, decoder: BodyDecoder, start: ScanPoint = ScanPoint()
+) -> Iterator[tuple[int, Split]]:
+    """(offset, (event, sequence, elapsed_ms)) of every event of a log's bytes from `start`, each checked
+    against the last.
 
     A line in the recorder's shape is taken apart by `decoder`; any other line, and any line that breaks a
     rule, is read by the strict reader (`parse_event_record`), which words the error. An invalid byte
     anywhere is reported first, as when the whole file is read as text."""
-    expected, last_ms, offset = 0, -(2**63), 0
-    previous: Split | None = None
+    offset, expected, last_ms, previous = start
     split_line = decoder.split
-    for number, raw in enumerate(io.BytesIO(data), 1):
+    lines = io.BytesIO(data)
+    lines.seek(offset)
+    for number, raw in enumerate(lines, data.count(b"\n", 0, offset) + 1):
         split = split_line(raw)
         if split is None or split[1] != expected or split[2] < last_ms:
             try:

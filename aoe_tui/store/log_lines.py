@@ -54,7 +54,7 @@ class BodyDecoder:
     """Recorder-shaped lines taken apart, each distinct body validated once."""
 
     def __init__(self) -> None:
-        self._bodies: dict[bytes, EventBase | None] = {}
+        self.bodies: dict[bytes, EventBase | None] = {}
 
     def split(self, line: bytes) -> Split | None:
         """(event, sequence, elapsed_ms) of a line, or None when it is not in the recorder's shape or does
@@ -63,13 +63,13 @@ class BodyDecoder:
         if parts is None:
             return None
         sequence, elapsed, body = parts.groups()
-        event = self._bodies.get(body)
+        event = self.bodies.get(body)
         if event is None:
-            return self._first_sight(line, body, int(sequence), int(elapsed))
+            return self.first_sight(line, body, int(sequence), int(elapsed))
         return event, int(sequence), int(elapsed)
 
-    def _first_sight(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> Split | None:
-        if body in self._bodies:
+    def first_sight(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> Split | None:
+        if body in self.bodies:
             return None  # a body that names a stamp: only the strict reader may read its line
         try:
             event = _validate(line, body)
@@ -77,10 +77,10 @@ class BodyDecoder:
             return None
         if (event.schema_version, event.sequence, event.elapsed_ms) != (SCHEMA_VERSION, sequence, elapsed_ms):
             return None  # not what the envelope said (a stamp inside the body won)
-        if len(self._bodies) >= BODY_CACHE_LIMIT:
-            self._bodies.clear()
+        if len(self.bodies) >= BODY_CACHE_LIMIT:
+            self.bodies.clear()
         names_a_stamp = b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
-        self._bodies[body] = None if names_a_stamp else event
+        self.bodies[body] = None if names_a_stamp else event
         return event, sequence, elapsed_ms
 
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import bisect
 import gc
+import io
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 
 from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.reducer import apply_at
 from aoe_tui.domain.world import World
-from aoe_tui.store.event_log import scan_log
-from aoe_tui.store.log_lines import LogLines, Split
+from aoe_tui.store.event_log import ScanPoint, scan_log
+from aoe_tui.store.log_lines import RECORDER_LINE, LogLines, Split
 from aoe_tui.store.markers import MarkerFinder
 
 # A keyframe is a world dumped as JSON (about 50 us for twelve territories), so one every 128 events was a
@@ -133,20 +134,48 @@ class TimelineIndex:
         lines = LogLines(data)
         index.events = lines
         keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head
-        # The read makes millions of short-lived tuples and keeps almost nothing: the cycle collector
+        # A recorder's log is read here line by line with `BodyDecoder.split` and `_add`'s fold inlined (a
+        # generator, a call and a tuple per event were a tenth of the load); from the first line that is not
+        # in its shape, does not validate or breaks a rule, `scan_log` reads the rest (and words any error).
+        match, bodies, first_sight = RECORDER_LINE.match, lines.decoder.bodies, lines.decoder.first_sight
+        expected, last_ms, offset = 0, -(2**63), 0
+        every, size = index.keyframe_every, max(len(data), 1)
+        # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
         # would walk the heap again and again for no garbage (reference counting frees all of it).
         collecting = gc.isenabled()
         gc.disable()
         try:
-            # `_add`'s fold, inlined (no columns or markers yet): a method call per event was 7% of the load.
-            for count, (offset, (event, sequence, elapsed_ms)) in enumerate(scan_log(data, source, lines.decoder), 1):
+            for raw in io.BytesIO(data):
+                parts = match(raw)
+                if parts is None:
+                    break
+                sequence, elapsed_ms, body = parts.groups()
+                sequence, elapsed_ms = int(sequence), int(elapsed_ms)
+                event = bodies.get(body)
+                if event is None:
+                    split = first_sight(raw, body, sequence, elapsed_ms)
+                    if split is None:
+                        break
+                    event = split[0]
+                if sequence != expected or elapsed_ms < last_ms:
+                    break
                 keep_start(offset)
                 keep_elapsed(elapsed_ms)
                 apply_at(head, event, sequence, elapsed_ms)
-                if count % index.keyframe_every == 0:
-                    index._keep_keyframe(count)
-                if progress is not None and count % PROGRESS_EVERY == 0:
-                    progress(offset / max(len(data), 1))
+                expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
+                if expected % every == 0:
+                    index._keep_keyframe(expected)
+                    every = index.keyframe_every
+                if progress is not None and expected % PROGRESS_EVERY == 0:
+                    progress(offset / size)
+            else:
+                return index
+            previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
+            for offset, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
+                keep_start(offset)
+                index._add(split)
+                if progress is not None and len(index) % PROGRESS_EVERY == 0:
+                    progress(offset / size)
         finally:
             if collecting:
                 gc.enable()

@@ -231,8 +231,8 @@ class TerritoryVM:
             watchdog.cancel()
         return time.monotonic() - started
 
-    async def _reset_stalled_boot(self) -> None:
-        self._record_event("boot-stall-reset")
+    async def _reset_stalled_boot(self, event: str = "boot-stall-reset") -> None:
+        self._record_event(event)
         try:
             await self.hypervisor.reset(self.name)
         except AoeError:
@@ -309,11 +309,7 @@ class TerritoryVM:
         """
         if time.monotonic() >= deadline or not await self.is_running():
             return  # no time left, or the VM is gone: the banner wait reports that itself
-        self._record_event("restart-stall-reset")
-        try:
-            await self.hypervisor.reset(self.name)
-        except AoeError:
-            pass
+        await self._reset_stalled_boot("restart-stall-reset")
 
     def _rebooted_since(self, index: int) -> bool:
         return any(event == "rebooted" for _, event in self.lifecycle_events[index:])

@@ -1,13 +1,14 @@
 """The match screen's compositor draws only the changed lines, and the terminal still ends up showing exactly
-what a full redraw of the screen shows: every update the app sends is played on a model terminal (a grid of
-cells, moved to and written as a terminal would) and compared with the whole screen drawn from scratch."""
+what a full redraw of the screen shows: the bytes of every update the app sends (what its driver writes) are
+played on a model terminal (a grid of cells, moved to and written as a terminal would) and compared with the
+whole screen drawn from scratch."""
 
 from __future__ import annotations
 
+import re
+
 from rich.cells import cell_len
 from rich.console import Console
-from rich.control import Control
-from rich.segment import ControlType
 
 from aoe_tui.app.screens.match_screen import MatchScreen
 from aoe_tui.app.widgets.territory_pane import TerritoryPane
@@ -15,8 +16,12 @@ from tests.fixture_paths import HARNESS, ORACLE_DIR
 from tests.app.app_under_test import SIZE, replay_app
 
 
+CONTROL = re.compile(r"\x1b\[([0-9;]*)([A-Za-z])")
+
+
 class ModelTerminal:
-    """A grid of (character, style) cells that plays what the app writes: cursor moves and text."""
+    """A grid of (character, style) cells that plays what the app writes: cursor moves, styles and text. A
+    cell's style is the last SGR sequence before it (the strips' bytes set each piece's style, then reset it)."""
 
     def __init__(self, width: int, height: int) -> None:
         self.cells: list[list[tuple[str, object]]] = []
@@ -30,40 +35,48 @@ class ModelTerminal:
             for y in range(height)
         ]
 
-    def play(self, segments) -> None:
+    def play(self, data: str) -> None:
         x = y = 0
-        for segment in segments:
-            if segment.control:
-                for code in segment.control:
-                    if code[0] == ControlType.CURSOR_MOVE_TO:
-                        x, y = code[1], code[2]
-                continue
-            for character in segment.text:
+        style = ""
+        parts = CONTROL.split(data)  # text, then (parameters, command, text) for every control sequence
+        pieces = [(None, None, parts[0])] + [tuple(parts[i : i + 3]) for i in range(1, len(parts), 3)]
+        for parameters, command, text in pieces:
+            if command == "H":
+                row, column = parameters.split(";")
+                x, y = int(column) - 1, int(row) - 1
+            elif command == "m":
+                style = "" if parameters in ("", "0") else parameters
+            elif command is not None:
+                raise AssertionError(f"a control sequence the model does not play: {parameters}{command}")
+            for character in text:
                 if character == "\n":
                     continue
-                self.cells[y][x] = (character, segment.style)
+                self.cells[y][x] = (character, style)
                 x += 1
                 for _ in range(cell_len(character) - 1):  # a wide character's second cell
-                    self.cells[y][x] = ("", segment.style)
+                    self.cells[y][x] = ("", style)
                     x += 1
 
     def lines(self) -> list[list[tuple[str, object]]]:
         return [list(row) for row in self.cells]
 
 
+def terminal_console(app) -> Console:
+    return Console(width=app.size.width, height=app.size.height, force_terminal=True, color_system="truecolor")
+
+
 def whole_screen(app) -> list[list[tuple[str, object]]]:
     """The screen drawn from scratch, on a fresh model terminal."""
     width, height = app.size
-    terminal = ModelTerminal(width, height)
+    terminal, console = ModelTerminal(width, height), terminal_console(app)
     for y, strip in enumerate(app.screen._compositor.render_strips()):
-        terminal.play([Control.move_to(0, y).segment, *strip])
+        terminal.play(f"\x1b[{y + 1};1H" + strip.render(console))
     return terminal.lines()
 
 
 def fresh_terminal_of(app) -> ModelTerminal:
     width, height = app.size
-    terminal = ModelTerminal(width, height)
-    console = Console(width=width, height=height, force_terminal=True)
+    terminal, console = ModelTerminal(width, height), terminal_console(app)
     shown = app._display
 
     def display(screen, update) -> None:
@@ -71,7 +84,7 @@ def fresh_terminal_of(app) -> ModelTerminal:
         if (len(terminal.cells[0]), len(terminal.cells)) != tuple(app.size):
             terminal.resize(*app.size)
         if update is not None:
-            terminal.play(update.__rich_console__(console, console.options))
+            terminal.play(update.render_segments(console))
 
     app._display = display
     return terminal

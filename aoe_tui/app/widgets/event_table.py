@@ -145,9 +145,10 @@ class EventTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = scroll_y + y
+        plain = self._style(cursor=False, odd=False)  # the table's own style (asked per line, a tenth of a frame)
         if not 0 <= row < len(self._rows):
-            return Strip.blank(width, self.rich_style)
-        return self._line(row).crop_extend(scroll_x, scroll_x + width, self.rich_style)
+            return Strip.blank(width, plain)
+        return self._line(row).crop_extend(scroll_x, scroll_x + width, plain)
 
     def _line(self, row: int) -> Strip:
         cursor = row == self.cursor_row
@@ -160,7 +161,8 @@ class EventTable(ScrollView, can_focus=True):
         return line
 
     def _style(self, cursor: bool, odd: bool) -> Style:
-        """A row's style: worked out once per look and focus (every new row asked for it, a tenth of a frame)."""
+        """A row's style: worked out once per look and focus (every new row asked for it, a tenth of a frame);
+        neither cursor nor odd, the table's own."""
         known = self._styles.get((cursor, odd))
         if known is None:
             known = self.rich_style

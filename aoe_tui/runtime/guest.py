@@ -345,33 +345,6 @@ class TerritoryVM:
         finally:
             watchdog.cancel()
 
-    async def hard_reset(self) -> None:
-        """Power-cut reset (virDomainReset): the guest loses whatever it had not written to disk."""
-        await self.hypervisor.reset(self.name)
-        self.ssh.drop()
-
-    async def wait_for_new_boot(self, old_boot_id: str | None, timeout: float) -> str | None:
-        """After a reset, wait until SSH answers from a boot other than `old_boot_id`."""
-        deadline = time.monotonic() + timeout
-        self.ssh.drop()
-        last_error = "boot id unchanged"
-        while deadline - time.monotonic() > 0:
-            try:
-                await self._connect_before(deadline, "reset")
-                new = await self.boot_id()
-                if new != old_boot_id:
-                    return new
-            except GuestGone:
-                raise
-            except AoeError as error:  # connection cut mid-shutdown
-                last_error = str(error)
-            self.ssh.drop()
-            await asyncio.sleep(1)
-        raise AoeError(
-            f"territory {self.territory_id}: guest did not come back from reset with a new boot id "
-            f"({last_error}); console tail: {self.console_tail(6, separator=' | ')}"
-        )
-
     async def suspend(self) -> None:
         await self.hypervisor.suspend(self.name)
 

@@ -9,8 +9,8 @@ For each size (`benchmarks/synthetic_match.py`, cached) it prints:
 - peak RSS of a child process that loads the match and everything the app derives from it, against the
   file size;
 - the app (a child process, headless): `aoe replay`'s load to the first frame of the match screen, the
-  whole log read in the background, then the time of each frame stepping (from mid-match), End, Home,
-  the space key that starts playing, and playing at 60x.
+  whole log read in the background, then the time of each frame stepping (from mid-match), seeking to
+  random moments (a click on the scrubber), End, Home, the space key that starts playing, and playing at 60x.
 Then the browser (`aoe open`, headless) on 30 saved matches never seen: when every match is listed (each row
 "reading…" until read) and when every row is filled in; the listing's read alone, cold and with the summary
 cache warm; and the series view of the same 30 rounds.
@@ -18,11 +18,12 @@ cache warm; and the series view of the same 30 rounds.
 The load, seek and fold figures are CPU time (`time.process_time`), each the best of interleaved runs: on a
 shared machine a wall clock measures the neighbours, while the ratio of two CPU times in one process holds.
 The app's figures are wall time, what a user waits for, and each frame's CPU time too: the app's process
-runs alone, so on a quiet machine the two agree, and on a busy one the CPU time is the fair figure. A frame
-is timed from the key's action until the app is idle again, and includes making the terminal's bytes for
-the update (a real terminal's driver does that; headless Textual skips it, so the child does it as the
-driver would). It does not include the test pilot's own wait (a message to every widget, then waiting for
-each to answer): no user's app runs that, and at a hundred widgets it was a third of a step's frame.
+runs alone, so on a quiet machine the two agree, and on a busy one the CPU time is the fair figure. A frame's
+CPU is counted from the key's action until the app is idle again, its wall time until the update's bytes are
+made (what a user waits for); both include making those bytes (a real terminal's driver does that; headless
+Textual skips it, so the child does it as the driver would). Neither includes the test pilot's own wait (a
+message to every widget, then waiting for each to answer): no user's app runs that, and at a hundred widgets
+it was a third of a step's frame.
 
     nice -n 19 .venv/bin/python benchmarks/scale.py [--quick]      # --quick: 10^4 and 10^5 only
     nice -n 19 .venv/bin/python benchmarks/scale.py --only app --sizes 100000 [--profile app.prof]
@@ -62,7 +63,14 @@ SEEKS = 200
 CATALOG_MATCHES = 30
 # The app's frames: (what the table calls it, the child's name for it). "space" is the key that starts the
 # playback (its own frame: the status line and the footer change); "play 60x" the playback's ticks after it.
-FRAME_KINDS = (("step", "step"), ("End", "end"), ("Home", "home"), ("space", "space"), ("play 60x", "play"))
+FRAME_KINDS = (
+    ("step", "step"),
+    ("seek", "seek"),
+    ("End", "end"),
+    ("Home", "home"),
+    ("space", "space"),
+    ("play 60x", "play"),
+)
 
 
 def best(function, repeats: int, clock=time.process_time) -> float:
@@ -172,10 +180,13 @@ def child_app(folder: str, frames: str, profile: str = "") -> None:
         app = AoeApp(load_match(folder, preview_bytes=PREVIEW_BYTES))
         display = app._display
 
+        written = [0.0]  # when the last update's bytes were made
+
         def display_as_a_terminal_would(screen, update) -> None:
             display(screen, update)
             if update is not None:
                 update.render_segments(app.console)  # the bytes a real terminal's driver writes
+                written[0] = time.perf_counter()
 
         app._display = display_as_a_terminal_would  # type: ignore[method-assign]
         async with app.run_test(size=(160, 48)) as pilot:
@@ -190,15 +201,17 @@ def child_app(folder: str, frames: str, profile: str = "") -> None:
             await pilot.pause()
 
             async def frame(name: str, action) -> None:
-                """`name`: the screen's own work (state at the cursor, every widget told), and the frame
-                (that plus Textual's layout and render and the terminal's bytes, until the app is idle again)."""
+                """`name`: the screen's own work (state at the cursor, every widget told); the frame's CPU (that
+                plus Textual's layout and render and the terminal's bytes, until the app is idle again); and
+                the wall time from the action to its update's bytes (Textual draws at its next refresh, up to
+                a sixtieth of a second later). Not to idle: telling idle takes `wait_for_idle` two 20 ms naps."""
                 start, cpu = time.perf_counter(), time.process_time()
                 action()
                 computed = time.perf_counter()
                 await wait_for_idle(0)
                 app.screen._on_timer_update()  # (as the pilot ends its pause: an update still pending is drawn)
                 figures.setdefault(f"{name}_work", []).append(computed - start)  # type: ignore[union-attr]
-                figures.setdefault(f"{name}_frame", []).append(time.perf_counter() - start)  # type: ignore[union-attr]
+                figures.setdefault(f"{name}_written", []).append(written[0] - start)  # type: ignore[union-attr]
                 figures.setdefault(f"{name}_cpu", []).append(time.process_time() - cpu)  # type: ignore[union-attr]
 
             screen.seek(screen.playback.duration_ms // 2)  # stepping where a user scrubs: mid-match
@@ -207,6 +220,10 @@ def child_app(folder: str, frames: str, profile: str = "") -> None:
                 profiler.enable()
             for _ in range(int(frames)):
                 await frame("step", lambda: screen.action_step(1))
+            moments = random.Random(7)
+            for _ in range(int(frames)):  # a click on the scrubber: anywhere in the match
+                moment = moments.randrange(screen.playback.duration_ms + 1)
+                await frame("seek", lambda: screen.seek(moment))
             for _ in range(max(int(frames) // 5, 1)):
                 await frame("end", screen.action_end)
                 await frame("home", screen.action_home)
@@ -349,7 +366,8 @@ def main() -> None:
                     for what, name in FRAME_KINDS
                 },
                 **{
-                    f"{what}: wall work / frame max": f"{ms(max(app[name + '_work']))} / {ms(max(app[name + '_frame']))}"
+                    f"{what}: wall max, work / to its bytes": f"{ms(max(app[name + '_work']))} / "
+                    f"{ms(max(app[name + '_written']))}"
                     for what, name in FRAME_KINDS
                 },
             }

@@ -24,7 +24,7 @@ territory whose last probe made it healthy).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aoe_tui.domain import events as ev
 
@@ -164,20 +164,6 @@ def last_standing(machines: Iterable[HealthMachine]) -> tuple[bool, str | None]:
     """Whether at most one territory is left, and which (None when none is)."""
     left = [m.territory for m in machines if not m.out]
     return len(left) <= 1, (left[0] if left else None)
-
-
-@dataclass
-class Ledger:
-    """Resources and uptime per territory, folded from events (the same numbers the referee emits)."""
-
-    resources: dict[str, int] = field(default_factory=dict)
-    uptime_ticks: dict[str, int] = field(default_factory=dict)
-
-    def apply(self, event: ev.EventBase) -> None:
-        if isinstance(event, ev.ResourcesChanged):
-            self.resources[event.territory] = event.remaining
-            if event.reason == HEALTHY_TICK_REASON:
-                self.uptime_ticks[event.territory] = self.uptime_ticks.get(event.territory, 0) + 1
 
 
 def replay_transitions(

@@ -11,13 +11,12 @@ from tests.app.conquest_match import write_conquest_match
 from tests.app.test_snapshots import WIDE, seek_to
 
 
-def test_the_history_folds_state_resources_and_eliminations(tmp_path):
+def test_the_history_folds_states_and_eliminations(tmp_path):
     session = MatchSession(load_match(write_conquest_match(tmp_path / "m")))
     history = session.health
     assert session.is_conquest and history.eliminated_at == {"courier": 17_000}
     assert history.state_at("courier", 6_000) == "healthy" and history.state_at("courier", 7_000) == "degraded"
     assert history.state_at("archivist", 13_000) == "recovering" and history.state_at("archivist", 15_000) == "healthy"
-    assert history.resources_at("gatekeeper", 30_000) == 930
     strip = history.strip("courier", 30_000, 30_000, 30)
     assert strip == "█" * 6 + "▂" * 10 + "✗" * 14
     assert history.strip("courier", 10_000, 30_000, 30) == "█" * 6 + "▂" * 4  # nothing past the cursor

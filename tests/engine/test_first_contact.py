@@ -134,14 +134,11 @@ def test_a_recovery_completed_at_the_deadline_saves_the_territory():
 
 
 def test_the_published_match_replays_through_the_machine_with_its_recorded_transitions():
-    events = load_match(FIXTURE).events
-    replayed, machines = cq.replay_transitions(events, 3, 60_000)
-    assert replayed == cq.recorded_transitions(events)
+    match = load_match(FIXTURE)
+    replayed, machines = cq.replay_transitions(match.events, 3, 60_000)
+    assert replayed == cq.recorded_transitions(match.events)
     assert {tid: m.state for tid, m in machines.items()} == {t: "healthy" for t in TOKENS}
-    ledger = cq.Ledger()
-    for event in events:
-        ledger.apply(event)
-    assert ledger.resources == {t: 1186 for t in TOKENS}
+    assert {t: match.world.territories[t].resources for t in TOKENS} == {t: 1186 for t in TOKENS}
 
 
 def test_a_synthetic_log_replays_to_its_own_transitions():

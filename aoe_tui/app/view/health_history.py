@@ -1,7 +1,8 @@
-"""A conquest's territories over the match clock: health state, resources and eliminations, for the panes.
+"""A conquest's territories over the match clock: health state and eliminations, for the panes.
 
-Folded once per match load from the conquest's own events (`territory_state_changed`, `health_observed`,
-`resources_changed`; a build race has none, so it costs nothing there) and grown by live events, as the
+Folded once per match load from the conquest's `territory_state_changed` events (a build race has none, so
+it costs nothing there; a pane's resources and last probe are the world's at the cursor) and grown by live
+events, as the
 points race is; a frame only reads it. `strip` draws a territory's state over the match as one glyph per
 slice of the clock up to the cursor, so a degradation, a recovery and an elimination show where they
 happened, in replay and live alike.
@@ -15,16 +16,13 @@ from collections.abc import Iterable
 from aoe_tui.domain.events import EventBase
 from aoe_tui.store.timeline import TimelineIndex
 
-KINDS = ("territory_state_changed", "health_observed", "resources_changed")
+KINDS = ("territory_state_changed",)
 GLYPHS = {"healthy": "█", "recovering": "▅", "degraded": "▂", "eliminated": "✗", "provisioning": "·"}
 
 
 class HealthHistory:
     def __init__(self) -> None:
         self.states: dict[str, list[tuple[int, str]]] = {}
-        self.resources: dict[str, list[tuple[int, int]]] = {}
-        self.probes: dict[str, int] = {}  # health observations per territory
-        self.failed_probes: dict[str, int] = {}
         self.eliminated_at: dict[str, int] = {}
 
     @classmethod
@@ -41,27 +39,15 @@ class HealthHistory:
 
     def add(self, event: EventBase, elapsed_ms: int) -> None:
         territory = event.territory_id
-        if territory is None:
+        if territory is None or event.kind != "territory_state_changed":
             return
-        if event.kind == "territory_state_changed":
-            to = str(getattr(event, "to", ""))
-            self.states.setdefault(territory, []).append((elapsed_ms, to))
-            if to == "eliminated":
-                self.eliminated_at.setdefault(territory, elapsed_ms)
-        elif event.kind == "health_observed":
-            self.probes[territory] = self.probes.get(territory, 0) + 1
-            if not getattr(event, "healthy", True):
-                self.failed_probes[territory] = self.failed_probes.get(territory, 0) + 1
-        elif event.kind == "resources_changed":
-            remaining = getattr(event, "remaining", None)
-            if isinstance(remaining, int):
-                self.resources.setdefault(territory, []).append((elapsed_ms, remaining))
+        to = str(getattr(event, "to", ""))
+        self.states.setdefault(territory, []).append((elapsed_ms, to))
+        if to == "eliminated":
+            self.eliminated_at.setdefault(territory, elapsed_ms)
 
     def state_at(self, territory: str, elapsed_ms: int) -> str:
         return _at(self.states.get(territory, []), elapsed_ms, "provisioning")
-
-    def resources_at(self, territory: str, elapsed_ms: int) -> int | None:
-        return _at(self.resources.get(territory, []), elapsed_ms, None)
 
     def strip(self, territory: str, until_ms: int, duration_ms: int, width: int) -> str:
         """`width` glyphs over [0, duration]: the state at the end of each slice up to `until_ms`, blank after."""

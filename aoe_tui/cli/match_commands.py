@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.cli.fleet_option import add_fleet_option
+from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match

@@ -15,8 +15,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from aoe_tui.cli.fleet_option import add_fleet_option
-from aoe_tui.domain.errors import AoeError
+from aoe_tui.cli.options import add_drain_option, add_fleet_option, add_uri_option, check_drain_seconds
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.world import World
 from aoe_tui.engine.libvirt_host import LibvirtProvider
@@ -24,7 +23,6 @@ from aoe_tui.engine.narration import Narrator
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.ports import DEFAULT_BASE_PORT
 from aoe_tui.store.manifest_file import load_manifest
 
@@ -39,8 +37,7 @@ def default_output(manifest: Manifest) -> Path:
 
 def real_runner(args: argparse.Namespace, manifest_path: Path) -> MatchRunner:
     """A match on libvirt VMs with adapter processes, from the shared run/demo options."""
-    if args.drain_seconds is not None and args.drain_seconds < 0:
-        raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
+    check_drain_seconds(args)
     manifest = load_manifest(manifest_path, args.agents)
     output = args.output if args.output is not None else default_output(manifest)
     return MatchRunner(
@@ -56,13 +53,8 @@ def real_runner(args: argparse.Namespace, manifest_path: Path) -> MatchRunner:
 def add_runner_options(p: argparse.ArgumentParser) -> None:
     add_fleet_option(p)
     p.add_argument("--output", type=Path, help="match directory to create (default: ./matches/<arena>-<UTC timestamp>)")
-    p.add_argument(
-        "--drain-seconds",
-        type=float,
-        default=None,
-        help="post-match drain for unfinished agents (default: the manifest's rules)",
-    )
-    p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    add_drain_option(p)
+    add_uri_option(p)
     p.add_argument(
         "--base-port",
         type=int,

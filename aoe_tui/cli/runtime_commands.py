@@ -13,10 +13,10 @@ import os
 import sys
 from pathlib import Path
 
+from aoe_tui.cli.options import add_uri_option
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
 from aoe_tui.runtime.host_doctor import check_hosts
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.runtime.image import build_image
 from aoe_tui.runtime.image_layer import LAYERS, build_layer
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
@@ -96,7 +96,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor = subparsers.add_parser("doctor", help="check this machine can run matches; each problem with its fix")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--clean", action="store_true", help="destroy leftover aoe-* VMs from crashed runs")
-    doctor.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    add_uri_option(doctor)
     doctor.add_argument(
         "--base-port",
         type=int,
@@ -119,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     up.add_argument("name")
     up.add_argument("--vcpus", type=int, default=1)
     up.add_argument("--memory", type=int, default=1024, help="MiB")
-    up.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    add_uri_option(up)
     up.add_argument("--base-port", type=int, default=MANUAL_BASE_PORT, help="search free ports from here")
     up.add_argument("--timeout", type=float, default=240.0, help="seconds to wait for SSH")
     up.set_defaults(handler=vm_up_command)

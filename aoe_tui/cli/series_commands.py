@@ -19,6 +19,7 @@ from typing import Any
 
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
+from aoe_tui.cli.options import add_drain_option, add_uri_option, check_drain_seconds
 from aoe_tui.cli.terminal_line import tell
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.engine.benchmark import BenchmarkRunner
@@ -35,7 +36,6 @@ from aoe_tui.engine.series import (
     SeriesStopped,
 )
 from aoe_tui.engine.stop_signals import exit_status, stop_on_signals, stop_reason
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.hosts_file import read_inventory
 from aoe_tui.store.series_files import read_suite
@@ -61,8 +61,7 @@ def real_round_factory(args: argparse.Namespace, manifest_path: Path, pool: Host
 
     With a host pool (`--hosts`) each round runs on the host its plan names, and a drop of that host's link
     stops the match as an infrastructure failure."""
-    if args.drain_seconds is not None and args.drain_seconds < 0:
-        raise AoeError(f"--drain-seconds {args.drain_seconds}: must be 0 or more")
+    check_drain_seconds(args)
 
     def make(plan: RoundPlan) -> MatchRunner:
         provider = LibvirtProvider(args.uri) if pool is None or plan.host is None else pool.provider(plan.host)
@@ -196,13 +195,8 @@ def _add_unattended_options(p: argparse.ArgumentParser) -> None:
         help="replays of a round in which an agent was unavailable through no fault of its own "
         f"(default {DEFAULT_REPLAYS}); then its seat forfeits",
     )
-    p.add_argument(
-        "--drain-seconds",
-        type=float,
-        default=None,
-        help="post-match drain for unfinished agents (default: the manifest's rules)",
-    )
-    p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
+    add_drain_option(p)
+    add_uri_option(p)
     p.add_argument(
         "--hosts",
         type=Path,

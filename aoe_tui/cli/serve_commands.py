@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from aoe_tui.cli.fleet_option import add_fleet_option
+from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.match_layout import holds_match
 from aoe_tui.store.series_source import collection_kind

@@ -38,23 +38,20 @@ def wait_for(session: str, *texts: str, timeout: float = 15.0, needs=all) -> str
     raise AssertionError(f"{texts!r} never appeared ({needs.__name__}) within {timeout:g} s; the screen was:\n{screen}")
 
 
-def start_replay(path: Path) -> str:
-    """`aoe replay PATH` in a new 160x48 session of our server; returns the session's name."""
-    session = f"aoe-test-{uuid.uuid4().hex[:8]}"
-    tmux(
-        session,
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "160",
-        "-y",
-        "48",
-        # COLUMNS/LINES from the test runner would override the real terminal size.
-        f"env -u COLUMNS -u LINES {AOE} replay {path}; sleep 5",
-    )
+def open_terminal(prefix: str, command: str, cwd: Path | None = None, linger: int = 5) -> str:
+    """`command` (from `cwd`) in a new 160x48 terminal, its own tmux server; the terminal stays `linger` seconds
+    after the command ends (its last screen can be read). Returns the session's name."""
+    session = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    where = f"cd {cwd} && " if cwd is not None else ""
+    # COLUMNS/LINES from the test runner would override the real terminal size.
+    shell = f"{where}env -u COLUMNS -u LINES {command}; echo exit status $?; sleep {linger}"
+    tmux(session, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", shell)
     return session
+
+
+def start_replay(path: Path) -> str:
+    """`aoe replay PATH` in a new terminal; returns the session's name."""
+    return open_terminal("aoe-test", f"{AOE} replay {path}")
 
 
 def quit_app(session: str) -> None:

@@ -16,11 +16,10 @@ import shutil
 import signal
 import subprocess
 import time
-import uuid
 
 import pytest
 
-from tests.app.test_tmux import tmux, wait_for
+from tests.app.test_tmux import open_terminal, tmux, wait_for
 from tests.fixture_paths import PROJECT
 from tests.engine.vm_cli import assert_replayable, domains_of, short_arena
 
@@ -49,21 +48,8 @@ def clone(tmp_path_factory):
 
 
 def in_terminal(cwd, command: str) -> str:
-    session = f"aoe-demo-{uuid.uuid4().hex[:8]}"
+    session = open_terminal("aoe-demo", command, cwd, linger=120)
     SESSIONS.append(session)
-    # COLUMNS/LINES from the test runner would override the real terminal size.
-    tmux(
-        session,
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "160",
-        "-y",
-        "48",
-        f"cd {cwd} && env -u COLUMNS -u LINES {command}; sleep 120",
-    )
     return session
 
 

@@ -11,12 +11,11 @@ import json
 import shutil
 import subprocess
 import sys
-import uuid
 
 import pytest
 
 from aoe_tui.analysis.standings import standings_report
-from tests.app.test_tmux import tmux, wait_for
+from tests.app.test_tmux import open_terminal, tmux, wait_for
 from tests.fixture_paths import PROJECT
 from tests.series.helpers import quick_arena
 
@@ -53,13 +52,11 @@ def test_aoe_series_runs_in_the_app_shows_the_series_view_and_finishes(tmp_path)
     arena, output, gate = quick_arena(tmp_path / "arena"), tmp_path / "series", tmp_path / "go"
     child = tmp_path / "child.py"
     child.write_text(CHILD)
-    session = f"aoe-series-{uuid.uuid4().hex[:8]}"
-    # COLUMNS/LINES from the test runner would override the real terminal size; the cache stays in tmp_path.
+    # The cache stays in tmp_path.
     command = (
-        f"cd {PROJECT} && env -u COLUMNS -u LINES PYTHONPATH={PROJECT} XDG_CACHE_HOME={tmp_path / 'cache'} "
-        f"{sys.executable} {child} {arena} {output} {gate}; echo exit status $?; sleep 30"
+        f"PYTHONPATH={PROJECT} XDG_CACHE_HOME={tmp_path / 'cache'} {sys.executable} {child} {arena} {output} {gate}"
     )
-    tmux(session, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", command)
+    session = open_terminal("aoe-series", command, PROJECT, linger=30)
     try:
         wait_for(session, "● LIVE", "round-001", "Pause match", "s Series", timeout=120)
         tmux(session, "send-keys", "-t", session, "s")

@@ -21,13 +21,12 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.fog import audit_one
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provisioning import ArenaSetupFailed
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
-from tests.engine.vm_race import operated_race
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "durable-job-queue" / "arena.toml"
@@ -37,23 +36,18 @@ PLANTED = "/root/notes/referee.txt"
 
 async def _operate(runner: MatchRunner, updates: asyncio.Queue, audit: dict) -> None:
     done: set[str] = set()
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        f = update.to_json()
-        where = (f.get("territory"), f.get("milestone"))
-        if update.kind == "agent_started" and "hold" not in done:
+    async for kind, where, f in race_events(updates):
+        if kind == "agent_started" and "hold" not in done:
             done.add("hold")
             runner.pause_milestone("host-reboot", "queue-one")
-        elif update.kind == "milestone_failed" and where == ("queue-two", "recover-accepted") and "audit" not in done:
+        elif kind == "milestone_failed" and where == ("queue-two", "recover-accepted") and "audit" not in done:
             done.add("audit")
             host = runner.referee.hosts["queue-two"]
             leak = runner.manifest.fog_of_war.guest_leak_audit
             audit["clean"] = await _audit_detail(host, leak)
             await host.run(f"mkdir -p /root/notes && echo 'see the controller-owned referee evidence' > {PLANTED}", 30)
             audit["planted"] = await _audit_detail(host, leak)
-        elif update.kind == "milestone_failed" and where == ("queue-three", "host-reboot") and "release" not in done:
+        elif kind == "milestone_failed" and where == ("queue-three", "host-reboot") and "release" not in done:
             done.add("release")
             runner.resume_milestone("host-reboot", "queue-one")
 

@@ -21,7 +21,6 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import ProcessLauncher
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.hypervisor import Hypervisor
 from aoe_tui.store.manifest_file import load_manifest
@@ -29,6 +28,7 @@ from aoe_tui.store.saved_match import load_match
 from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 from tests.engine.vm_cli import failure_details
+from tests.engine.vm_race import race_events
 
 pytestmark = pytest.mark.vm
 BASE_PORT = 27110  # 27100+ is this suite's range (see tests/runtime/free_ports.py)
@@ -44,24 +44,19 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue) -> None:
     """The operator of the shared race: hold the oracle's reboot until the tmpfs-writer has failed its own
     (so both outcomes are observed), pause the whole match once, and retry a passed milestone."""
     done: set[str] = set()
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        f = update.to_json()
-        where = (f.get("territory"), f.get("milestone"))
-        if update.kind == "agent_started" and "hold" not in done:
+    async for kind, where, f in race_events(updates):
+        if kind == "agent_started" and "hold" not in done:
             done.add("hold")
             runner.pause_milestone("host-reboot", "builder-one")
-        elif update.kind == "milestone_passed" and where == ("builder-one", "service-up") and "pause" not in done:
+        elif kind == "milestone_passed" and where == ("builder-one", "service-up") and "pause" not in done:
             done.add("pause")
             await runner.pause_match("vm test pause")
             await asyncio.sleep(PAUSE_SECONDS)
             await runner.resume_match()
-        elif update.kind == "milestone_passed" and where == ("builder-one", "write-read") and "retry" not in done:
+        elif kind == "milestone_passed" and where == ("builder-one", "write-read") and "retry" not in done:
             done.add("retry")
             runner.retry_milestone("builder-one", "service-up")
-        elif update.kind == "milestone_failed" and where == ("builder-three", "host-reboot") and "release" not in done:
+        elif kind == "milestone_failed" and where == ("builder-three", "host-reboot") and "release" not in done:
             done.add("release")
             runner.resume_milestone("host-reboot", "builder-one")
 

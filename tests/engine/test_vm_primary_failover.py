@@ -21,14 +21,13 @@ import pytest
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, rendered, replay_app
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
-from tests.engine.vm_race import operated_race
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "primary-failover" / "arena.toml"
@@ -41,19 +40,14 @@ EDIT_PROXY = "echo '# edited' >> /usr/local/lib/aoe/failover-proxy.py"
 
 async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict) -> None:
     """Hold the oracle's reboot until both flawed builders failed where their mistakes show."""
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        f = update.to_json()
-        where = (f.get("territory"), f.get("milestone"))
-        if update.kind == "agent_started" and "hold" not in seen:
+    async for kind, where, f in race_events(updates):
+        if kind == "agent_started" and "hold" not in seen:
             seen["hold"] = runner.pause_milestone("host-reboot", "failover-one")
-        elif update.kind == "milestone_failed" and where == ("failover-two", "reads-restored"):
+        elif kind == "milestone_failed" and where == ("failover-two", "reads-restored"):
             if UNPROMOTED in f["detail"] and "unpromoted" not in seen:
                 seen["unpromoted"] = f["detail"]
                 seen["edit"] = await runner.referee.hosts["failover-two"].run(EDIT_PROXY, 30)
-        elif update.kind == "milestone_failed" and where == ("failover-three", "old-primary-fenced"):
+        elif kind == "milestone_failed" and where == ("failover-three", "old-primary-fenced"):
             seen.setdefault("unfenced", f["detail"])
         if "unpromoted" in seen and "unfenced" in seen and "released" not in seen:
             seen["released"] = runner.resume_milestone("host-reboot", "failover-one")

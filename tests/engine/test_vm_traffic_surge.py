@@ -22,14 +22,13 @@ import pytest
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, rendered, replay_app
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
-from tests.engine.vm_race import operated_race
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "traffic-surge" / "arena.toml"
@@ -45,17 +44,12 @@ TERRITORIES = ("surge-one", "surge-two", "surge-three")
 
 async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict) -> None:
     """Hold the oracle's reboot until both flawed builders failed where their mistakes show."""
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        f = update.to_json()
-        where = (f.get("territory"), f.get("milestone"))
-        if update.kind == "agent_started" and "hold" not in seen:
+    async for kind, where, f in race_events(updates):
+        if kind == "agent_started" and "hold" not in seen:
             seen["hold"] = runner.pause_milestone("host-reboot", "surge-one")
-        elif update.kind == "milestone_failed" and where == ("surge-two", "priority-first-surge"):
+        elif kind == "milestone_failed" and where == ("surge-two", "priority-first-surge"):
             seen.setdefault("serial", f["detail"])  # whatever it says: the tests below judge the wording
-        elif update.kind == "milestone_failed" and where == ("surge-three", "host-reboot"):
+        elif kind == "milestone_failed" and where == ("surge-three", "host-reboot"):
             seen.setdefault("volatile", f["detail"])
         if "serial" in seen and "volatile" in seen and "released" not in seen:
             seen["released"] = runner.resume_milestone("host-reboot", "surge-one")

@@ -23,14 +23,13 @@ import pytest
 from aoe_tui.app.widgets.service_map_view import ServiceMap
 from aoe_tui.domain.monitor import MonitorSummary, judge
 from aoe_tui.domain.reducer import reduce
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 from tests.app.app_under_test import SIZE, rendered, replay_app
 from tests.engine.vm_cli import failure_details
 from tests.fixture_paths import PROJECT
-from tests.engine.vm_race import operated_race
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "zero-downtime-rollout" / "arena.toml"
@@ -43,21 +42,16 @@ CUTOVER = "uninterrupted-cutover"
 
 async def _operate(runner: MatchRunner, updates: asyncio.Queue, seen: dict) -> None:
     """Hold the oracle's reboot until both flawed builders failed where their mistakes show."""
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        f = update.to_json()
-        where = (f.get("territory"), f.get("milestone"))
-        if update.kind == "agent_started" and "hold" not in seen:
+    async for kind, where, f in race_events(updates):
+        if kind == "agent_started" and "hold" not in seen:
             seen["hold"] = runner.pause_milestone("host-reboot", "rollout-one")
-        elif update.kind == "milestone_failed" and where == ("rollout-two", CUTOVER):
+        elif kind == "milestone_failed" and where == ("rollout-two", CUTOVER):
             if f["detail"].endswith(BLIP_END) and not f["retryable"]:
                 seen.setdefault("blip", f["detail"])
-        elif update.kind == "milestone_failed" and where == ("rollout-one", CUTOVER) and not f["retryable"]:
+        elif kind == "milestone_failed" and where == ("rollout-one", CUTOVER) and not f["retryable"]:
             seen["oracle_blamed"] = f  # final: the race cannot end well, so do not wait out the timer
             await runner.referee.finish(None, "the oracle's cutover failed for good")
-        elif update.kind == "milestone_failed" and where == ("rollout-three", CUTOVER):
+        elif kind == "milestone_failed" and where == ("rollout-three", CUTOVER):
             if f["detail"] == BY_HAND:
                 seen.setdefault("by_hand", f["detail"])
         if "blip" in seen and "by_hand" in seen and "released" not in seen:

@@ -9,17 +9,30 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
+from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from tests.fixture_paths import PROJECT
 
 RACE_LIMIT_SECONDS = 900
 
 Operator = Callable[[MatchRunner, asyncio.Queue], Awaitable[None]]
+
+
+async def race_events(updates: asyncio.Queue) -> AsyncIterator[tuple[str, tuple[Any, Any], dict]]:
+    """The race's events as they are recorded, each as (kind, (territory, milestone), its fields); the runner's
+    progress notes are skipped."""
+    while True:
+        update = await updates.get()
+        if isinstance(update, Progress):
+            continue
+        fields = update.to_json()
+        yield update.kind, (fields.get("territory"), fields.get("milestone")), fields
 
 
 def operated_race(

@@ -14,17 +14,15 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
-from aoe_tui.engine.libvirt_host import LibvirtProvider
-from aoe_tui.engine.provider import ProcessLauncher
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.saved_match import load_match
 from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
+from tests.engine.vm_cli import failure_details
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 BASE_PORT = 32000  # 32000-32199 is this module's range
@@ -36,55 +34,31 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue) -> None:
     cannot end the match before the cheats were judged."""
     waiting = {("builder-two", "host-reboot"), ("builder-three", "service-restart")}
     held = False
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        fields = update.to_json()
-        if update.kind == "agent_started" and not held:
+    async for kind, where, _ in race_events(updates):
+        if kind == "agent_started" and not held:
             held = True
             runner.pause_milestone("host-reboot", "builder-one")
-        if update.kind in ("milestone_failed", "milestone_passed"):
-            waiting.discard((fields.get("territory"), fields.get("milestone")))
+        if kind in ("milestone_failed", "milestone_passed"):
+            waiting.discard(where)
             if not waiting and held:
                 held = None
                 runner.resume_milestone("host-reboot", "builder-one")
 
 
-async def _race(manifest, output) -> float:
-    runner = MatchRunner(manifest, output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=20)
-    operator = asyncio.ensure_future(_operate(runner, runner.queue()))
-    started = time.monotonic()
-    try:
-        await asyncio.wait_for(runner.run(), 2400)
-    finally:
-        operator.cancel()
-    return time.monotonic() - started
-
-
 @pytest.fixture(scope="module")
 def race(tmp_path_factory):
-    subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
     work = tmp_path_factory.mktemp("vm-cheats")
     data = arena_data(duration_seconds=1500)
     for agent in data["agents"]:
         if agent["territory"] in CHEATS:
             agent["id"] = agent["adapter"] = CHEATS[agent["territory"]]
             agent["model"] = f"scripted/{agent['adapter']}"
-    output = work / "vm-cheats-match"
-    wall = asyncio.run(_race(write_arena(work, data), output))
+    arena = write_arena(work, data)
+    output, wall = operated_race(
+        tmp_path_factory, "vm-cheats", arena, BASE_PORT, _operate, drain_seconds=20, limit_seconds=2400
+    )
     print(f"\nreal 3-territory race against two cheats: {wall:.0f} s wall")
     return output, load_match(output)
-
-
-def _failures(match, territory: str, milestone: str) -> list[str]:
-    return [
-        e.to_json()["detail"]
-        for e in match.events
-        if e.kind == "milestone_failed"
-        and e.to_json()["territory"] == territory
-        and e.to_json()["milestone"] == milestone
-    ]
 
 
 def test_the_oracle_wins_durable_with_100_and_an_acpi_reboot_proven_from_outside(race):
@@ -103,7 +77,7 @@ def test_the_fake_reboot_earns_only_the_restart_its_ram_records_survive(race):
     cheat = match.world.territories["builder-two"]
     assert cheat.milestones["service-restart"].passed and not cheat.milestones["host-reboot"].passed
     assert cheat.milestone_points == 60 and cheat.competitor_state != "durable"
-    details = _failures(match, "builder-two", "host-reboot")
+    details = failure_details(match, "builder-two", "host-reboot")
     assert any(
         "returned 404 after the host reboot (a reset: the guest ignored the ACPI power button)" in d for d in details
     ), details
@@ -116,7 +90,7 @@ def test_the_swallowed_restart_earns_no_restart(race):
     _, match = race
     cheat = match.world.territories["builder-three"]
     assert not cheat.milestones["service-restart"].passed and cheat.milestone_points == 30
-    details = _failures(match, "builder-three", "service-restart")
+    details = failure_details(match, "builder-three", "service-restart")
     assert any("KillMode=none" in d for d in details), details
 
 

@@ -24,12 +24,12 @@ import pytest
 
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
-from aoe_tui.engine.recorder import Progress
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.qemu_user import configured_user
 from aoe_tui.store.saved_match import load_match
 from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
+from tests.engine.vm_race import race_events
 
 pytestmark = pytest.mark.vm
 BASE_PORT = 32400  # 32400-32599 is this module's range
@@ -69,17 +69,13 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue, watch: Watch) ->
     """Hold the oracle's reboot until both cheats have been judged on what they attack."""
     waiting = {("builder-two", "service-up"), ("builder-three", "write-read")}
     held = False
-    while True:
-        update = await updates.get()
-        if isinstance(update, Progress):
-            continue
-        fields = update.to_json()
-        if update.kind == "agent_started" and not held:
+    async for kind, where, _ in race_events(updates):
+        if kind == "agent_started" and not held:
             held = True
             watch.baseline = watch.peak = _rss()
             runner.pause_milestone("host-reboot", "builder-one")
-        if update.kind == "milestone_failed":
-            waiting.discard((fields.get("territory"), fields.get("milestone")))
+        if kind == "milestone_failed":
+            waiting.discard(where)
             if not waiting and held:
                 held = None
                 runner.resume_milestone("host-reboot", "builder-one")

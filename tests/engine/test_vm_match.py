@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 from aoe_tui.domain.reducer import reduce
-from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.hypervisor import Hypervisor
 from aoe_tui.store.manifest_file import load_manifest
@@ -28,7 +26,7 @@ from aoe_tui.store.saved_match import load_match
 from tests.fixture_paths import PROJECT
 from tests.engine.helpers import arena_data, write_arena
 from tests.engine.vm_cli import failure_details
-from tests.engine.vm_race import race_events
+from tests.engine.vm_race import operated_race, race_events
 
 pytestmark = pytest.mark.vm
 BASE_PORT = 27110  # 27100+ is this suite's range (see tests/runtime/free_ports.py)
@@ -61,23 +59,12 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue) -> None:
             runner.resume_milestone("host-reboot", "builder-one")
 
 
-async def _race(manifest: Path, output: Path) -> float:
-    runner = MatchRunner(manifest, output, LibvirtProvider(base_port=BASE_PORT), ProcessLauncher(), drain_seconds=20)
-    operator = asyncio.ensure_future(_operate(runner, runner.queue()))
-    started = time.monotonic()
-    try:
-        await asyncio.wait_for(runner.run(), 2400)
-    finally:
-        operator.cancel()
-    return time.monotonic() - started
-
-
 @pytest.fixture(scope="module")
-def race(services, tmp_path_factory):
-    work = tmp_path_factory.mktemp("vm-race")
-    manifest = write_arena(work, arena_data(duration_seconds=1500))
-    output = work / "vm-race-match"
-    wall = asyncio.run(_race(manifest, output))
+def race(tmp_path_factory):
+    manifest = write_arena(tmp_path_factory.mktemp("vm-race"), arena_data(duration_seconds=1500))
+    output, wall = operated_race(
+        tmp_path_factory, "vm", manifest, BASE_PORT, _operate, drain_seconds=20, limit_seconds=2400
+    )
     print(f"\nreal 3-territory match: {wall:.0f} s wall")
     return manifest, output, load_match(output)
 

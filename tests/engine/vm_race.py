@@ -36,21 +36,28 @@ async def race_events(updates: asyncio.Queue) -> AsyncIterator[tuple[str, tuple[
 
 
 def operated_race(
-    tmp_path_factory, name: str, arena, base_port: int, operate: Operator, **options
+    tmp_path_factory,
+    name: str,
+    arena,
+    base_port: int,
+    operate: Operator,
+    drain_seconds: float = 10,
+    limit_seconds: float = RACE_LIMIT_SECONDS,
+    **options,
 ) -> tuple[Path, float]:
     """Run `arena` on real guests (loopback ports from `base_port`) while `operate` reads the runner's
     updates; returns the match folder and the wall time."""
     subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
     output = tmp_path_factory.mktemp(f"{name}-race") / f"{name}-match"
     runner = MatchRunner(
-        arena, output, LibvirtProvider(base_port=base_port), ProcessLauncher(), drain_seconds=10, **options
+        arena, output, LibvirtProvider(base_port=base_port), ProcessLauncher(), drain_seconds=drain_seconds, **options
     )
 
     async def play() -> float:
         operator = asyncio.ensure_future(operate(runner, runner.queue()))
         started = time.monotonic()
         try:
-            await asyncio.wait_for(runner.run(), RACE_LIMIT_SECONDS)
+            await asyncio.wait_for(runner.run(), limit_seconds)
         finally:
             operator.cancel()
         return time.monotonic() - started

@@ -15,6 +15,7 @@ from aoe_tui.runtime.arena_segment import SegmentHub
 from aoe_tui.runtime.domain_xml import QEMU_NS, ArenaNic, arena_mac, render_domain_xml
 from aoe_tui.runtime.image_layer import FIRST_CONTACT, LAYERS, layer_for
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
+from tests.runtime.free_ports import free_base_port
 from tests.runtime.test_domain_xml import _spec
 
 
@@ -60,14 +61,18 @@ def test_the_layer_hash_follows_the_base_and_the_recipe():
 
 
 def test_each_match_has_its_own_segment_port(tmp_path):
+    """The hub takes the match's first port, each member the next. (A free block of this suite's range: a fixed
+    port in the kernel's ephemeral range was once taken by some connection's own end in CI.)"""
     specs = [TerritorySpec(t, 1, 768, arena_octet=o) for t, o in (("gatekeeper", 10), ("courier", 12))]
-    runtime = MatchRuntime(tmp_path, "m1", specs, base_port=33240)
+    base = free_base_port(territories=2)
+    runtime = MatchRuntime(tmp_path, "m1", specs, base_port=base)
     try:
-        assert runtime._arena_nic(specs[0]) == ArenaNic("52:54:00:77:00:0a", 33241, 33240)
-        assert runtime._arena_nic(specs[1]) == ArenaNic("52:54:00:77:00:0c", 33242, 33240)
+        assert runtime._arena_nic(specs[0]) == ArenaNic("52:54:00:77:00:0a", base + 1, base)
+        assert runtime._arena_nic(specs[1]) == ArenaNic("52:54:00:77:00:0c", base + 2, base)
         assert runtime._arena_nic(TerritorySpec("plain", 1, 768)) is None
     finally:
-        runtime.reservation.release()
+        if runtime.reservation is not None:
+            runtime.reservation.release()
 
 
 async def test_the_hub_repeats_a_members_frame_to_the_other_members_only_and_drops_strangers():

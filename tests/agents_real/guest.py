@@ -25,8 +25,10 @@ PROJECT = Path(__file__).resolve().parents[2]
 SSH_BOOT_TIMEOUT_S = 180
 
 
-def free_ports(count: int, first: int = 31000 + (os.getpid() % 500) * 4, last: int = 36000) -> int:
-    """The first base port with `count` consecutive free loopback ports (other suites boot guests too)."""
+def free_ports(count: int, first: int = 31000 + (os.getpid() % 400) * 4, last: int = 32700) -> int:
+    """The first base port with `count` consecutive free loopback ports (other suites boot guests too), below
+    the kernel's ephemeral range (from 32768): a port there may become some connection's own end before QEMU
+    listens on it (tests/runtime/test_fixed_port_ranges.py)."""
     for base in range(first, last, count):
         if all(port_is_free(port) for port in range(base, base + count)):
             return base

@@ -15,9 +15,11 @@ already serves what a builder deploys on top of it.
 from __future__ import annotations
 
 import json
+import select
 import socket
 import stat
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,10 +57,36 @@ class ScriptedPlan:
     restart: RestartBehaviour = "honest"
 
 
+ACCEPT_SETTLE_SECONDS = 2.0
+
+
 class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up (a verifier killed on timeout) is normal here, not an error to print."""
+    """A client that hangs up (a verifier killed on timeout) is normal here, not an error to print.
+
+    `accepted` is told of each connection as the serving thread accepts it, before its handler thread
+    starts, and `accept_pending` waits until the listen queue is empty: together they let the guest's
+    "kernel" drop every connection made before a restart (a restart that came before the serving thread
+    got round to one, on a loaded machine, left that connection open)."""
 
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], accepted=None) -> None:
+        super().__init__(address, handler)
+        self.accepted: Callable[[socket.socket], None] | None = accepted
+
+    def process_request(self, request, client_address) -> None:
+        if self.accepted is not None:
+            self.accepted(request)
+        super().process_request(request, client_address)
+
+    def accept_pending(self) -> None:
+        """Return once no connection waits to be accepted (or after ACCEPT_SETTLE_SECONDS)."""
+        deadline = time.monotonic() + ACCEPT_SETTLE_SECONDS
+        try:
+            while select.select([self.socket], [], [], 0)[0] and time.monotonic() < deadline:
+                time.sleep(0.005)
+        except (OSError, ValueError):
+            pass  # the server is closed: nothing waits any more
 
     def handle_error(self, request: object, client_address: object) -> None:
         pass
@@ -78,6 +106,7 @@ class _GuestState:
         self._next_pid = 400
         self.processes: list[tuple[int, int]] = []  # the unit's cgroup: (pid, start time)
         self.connections: set[socket.socket] = set()  # open client connections, owned by the service process
+        self.accept_pending: Callable[[], None] = lambda: None  # the service's listen queue emptied
         self._spawn()
 
     def _spawn(self) -> None:
@@ -89,6 +118,7 @@ class _GuestState:
         return self.stores[self.plan.storage]
 
     def restart_service(self) -> None:
+        self.accept_pending()  # a connection made before the restart belongs to the old process
         with self.lock:
             self.restarts += 1
             if self.plan.restart == "swallowed":
@@ -108,6 +138,7 @@ class _GuestState:
                 pass
 
     def reboot(self) -> None:
+        self.accept_pending()
         with self.lock:
             self.stores["memory"].clear()
             self.stores["tmpfs"].clear()
@@ -151,10 +182,6 @@ def _app_handler(state: _GuestState, is_ready: Callable[[], bool]) -> type[BaseH
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
-
-        def setup(self) -> None:
-            super().setup()
-            state.connections.add(self.connection)
 
         def finish(self) -> None:
             state.connections.discard(self.connection)
@@ -224,7 +251,12 @@ class ScriptedTerritory:
         self.plan = plan
         self.state = _GuestState(plan)
         self._alive = True
-        self._app = _QuietServer((LOOPBACK, 0), _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms))
+        self._app = _QuietServer(
+            (LOOPBACK, 0),
+            _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms),
+            accepted=self.state.connections.add,
+        )
+        self.state.accept_pending = self._app.accept_pending
         self._control = _QuietServer((LOOPBACK, 0), _control_handler(self.state))
         for server in (self._app, self._control):
             threading.Thread(

@@ -7,9 +7,11 @@ verifier scripts judge it in a fraction of a second.
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from aoe_tui.testing.scripted_host import ScriptedPlan
+from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory
 from tests.engine.helpers import ScriptedReferee, arena_data
 
 
@@ -71,3 +73,21 @@ async def test_host_reboot_evidence_says_how_the_reboot_was_caused_and_proven(ma
     assert evidence["reboot"] is True and evidence["reboot_caused_by"] == "acpi"
     assert evidence["reboot_proven_by"] == ["libvirt-event", "console-banner", "boot-id"]
     assert evidence["boot_id_changed"] is True and evidence["boot_id_before"] != evidence["boot_id_after"]
+
+
+def test_a_connection_made_just_before_an_honest_restart_is_closed_by_it(tmp_path):
+    """The scripted guest's restart closes every connection made before it, even one its serving thread has
+    not accepted yet (a loaded machine: the referee's held connection stayed open once in CI)."""
+    territory = ScriptedTerritory("builder-one", ScriptedPlan(storage="disk"), lambda: 0, tmp_path)
+    try:
+        held = []
+        for _ in range(20):  # each restart races the serving thread's accept of the connection just made
+            client = socket.create_connection((territory.host, territory.service_port), timeout=2)
+            held.append(client)
+            territory.state.restart_service()
+        for client in held:
+            assert client.recv(1) == b""  # closed by the restart, not left waiting
+    finally:
+        for client in held:
+            client.close()
+        territory.close()

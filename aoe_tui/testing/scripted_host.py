@@ -70,9 +70,14 @@ class _QuietServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], accepted=None) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        accepted: Callable[[socket.socket], None] | None = None,
+    ) -> None:
         super().__init__(address, handler)
-        self.accepted: Callable[[socket.socket], None] | None = accepted
+        self.accepted = accepted
 
     def process_request(self, request, client_address) -> None:
         if self.accepted is not None:

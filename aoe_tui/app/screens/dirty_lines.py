@@ -13,8 +13,8 @@ changed lines), and only its changed lines are kept; the pieces are cut and stac
 
 The update's bytes (`LineUpdate`) are Textual's, less the cursor moves that write nothing: Textual keeps a
 piece that starts where a changed span ends, crops it to nothing and still moves the cursor there. On a
-full-screen frame (End, Home, the first play tick) those were most of the 700 moves, and the moves (each a
-`Control` made and rendered) a fifth of the frame. Textual is pinned (pyproject): this follows its
+full-screen frame (End, Home, the first play tick) there are some 700 moves, and making them (each a
+`Control` made and rendered) was a fifth of the frame. Textual is pinned (pyproject): this follows its
 compositor's private parts.
 """
 

@@ -2,10 +2,9 @@
 
 Folded once per match load from the conquest's `territory_state_changed` events (a build race has none, so
 it costs nothing there; a pane's resources and last probe are the world's at the cursor) and grown by live
-events, as the
-points race is; a frame only reads it. `strip` draws a territory's state over the match as one glyph per
-slice of the clock up to the cursor, so a degradation, a recovery and an elimination show where they
-happened, in replay and live alike.
+events, as the points race is; a frame only reads it. `strip` draws a territory's state over the match as
+one glyph per slice of the clock up to the cursor, so a degradation, a recovery and an elimination show
+where they happened, in replay and live alike.
 """
 
 from __future__ import annotations

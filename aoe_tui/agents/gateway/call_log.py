@@ -1,0 +1,74 @@
+"""`agents/<id>/model_calls.jsonl`: every exchange of an agent with its model, as the gateway saw it.
+
+One line per exchange: the request, the answer (a stream reassembled into the
+document it stands for), the usage read from it and the tool calls the model
+asked for. Every string is bounded and passes the export's redactor (the
+provider key and any secret shape), so the record is safe to read in the app.
+Reasoning stays in it: the file is private to the match, and the exports
+leave reasoning out.
+
+The gateway holds the file open and appends; the agent's folder is the
+adapter's to write, so on close the record is put back from the referee's own
+descriptor (whatever the adapter did to the name meanwhile).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aoe_tui.domain.secret_patterns import Redactor
+from aoe_tui.domain.untrusted import clean_value
+
+MODEL_CALLS = "model_calls.jsonl"
+
+
+class ModelCallLog:
+    def __init__(self, path: Path, secrets: list[str | None], field_chars: int) -> None:
+        self.path = path
+        self._secrets = secrets
+        self._field_chars = field_chars
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self._fd < 0:
+            return
+        safe = Redactor(self._secrets).value(clean_value(record, self._field_chars))
+        os.write(self._fd, (json.dumps(safe, ensure_ascii=False, sort_keys=True) + "\n").encode())
+
+    def close(self) -> None:
+        """Put the record back under its name from the referee's own descriptor, then let it go."""
+        if self._fd < 0:
+            return
+        fd, self._fd = self._fd, -1
+        try:
+            size = os.fstat(fd).st_size
+            content = os.pread(fd, size, 0) if size else b""
+            temporary = self.path.with_name(f".{MODEL_CALLS}.referee")
+            temporary.unlink(missing_ok=True)
+            temporary.write_bytes(content)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # the record already written stays where it was
+        finally:
+            os.close(fd)
+
+
+def read_model_calls(path: Path) -> list[dict[str, Any]]:
+    """The records of a model_calls.jsonl; a line that is not a JSON object (a torn last line) is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records

@@ -1,0 +1,388 @@
+"""The gateway's HTTP side: aiohttp serves the agents on 127.0.0.1, httpx dials the providers.
+
+One request, start to end: route it (wire.protocols), find the agent by the
+token it presents (in whichever header its SDK uses), hold it to its rate,
+concurrency and budget, forward it with the provider's key in the provider's
+header, stream the answer back chunk by chunk while a copy is read for usage,
+charge the round through the referee's `Meter`, and append the exchange to the
+agent's model-call record. Every refusal is written in the protocol's own
+error shape, so each harness reports it as it would its provider's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+from aiohttp import web
+
+from aoe_tui.agents.gateway.call_log import MODEL_CALLS, ModelCallLog
+from aoe_tui.agents.gateway.limits import GatewayLimits, TokenBucket
+from aoe_tui.agents.gateway.metering import Meter, charge_for
+from aoe_tui.agents.providers import ProviderConfig
+from aoe_tui.agents.wire.protocols import Route, WireProtocol, model_listing, route
+from aoe_tui.agents.wire.sse import EventTooLarge, SSEDecoder
+from aoe_tui.agents.wire.usage import TokenUsage
+
+TOKEN_PREFIX = "aoe-gw-"
+# What a client's request may tell the provider besides its body; its credentials never pass.
+_FORWARDED_HEADERS = {"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta", "user-agent"}
+_RETURNED_HEADERS = {"content-type", "retry-after", "request-id", "x-request-id"}
+_AUTH_HEADERS = {"openai": "Authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
+_RECORD_BYTES = 1024 * 1024
+
+
+@dataclass
+class GatewayAgent:
+    agent_id: str
+    model: str
+    provider: ProviderConfig | None
+    token: str
+    calls: ModelCallLog
+    bucket: TokenBucket
+    in_flight: int = 0
+    rounds_in_flight: int = 0
+    exchanges: int = 0
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Exchange:
+    """What the record keeps of one exchange."""
+
+    status: int = 0
+    streamed: bool = False
+    answer: Any = None
+    usage: TokenUsage | None = None
+    cut: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class Gateway:
+    def __init__(
+        self,
+        meter: Meter,
+        limits: GatewayLimits = GatewayLimits(),
+        elapsed_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self.meter = meter
+        self.limits = limits
+        self._elapsed_ms = elapsed_ms or (lambda: 0)
+        self._agents: dict[str, GatewayAgent] = {}
+        self._by_token: dict[str, GatewayAgent] = {}
+        self._runner: web.AppRunner | None = None
+        self._http: httpx.AsyncClient | None = None
+        self.port: int | None = None
+
+    # -- life ----------------------------------------------------------------------------------------
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        app = web.Application(client_max_size=self.limits.max_request_bytes)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        # No access log: the model-call record is the log, and a hostile client's burst must not flood stderr.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, backlog=256)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self._http = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.limits.first_byte_s, connect=self.limits.connect_s),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+            follow_redirects=False,
+            trust_env=True,
+        )
+
+    @property
+    def url(self) -> str:
+        """The base URL agents are given (each protocol's path goes after it, /v1 included)."""
+        if self.port is None:
+            raise RuntimeError("the gateway has not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    async def close(self) -> None:
+        """Stop serving, drop the upstream connections, put every model-call record back in place."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+        for agent in self._agents.values():
+            agent.calls.close()
+
+    def add_agent(self, agent_id: str, model: str, provider: ProviderConfig | None, agent_directory: Path) -> str:
+        """Register an agent; returns its token, good for this gateway (this match) and this agent only."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        known = [provider.api_key] if provider is not None else []
+        agent = GatewayAgent(
+            agent_id,
+            model,
+            provider,
+            token,
+            ModelCallLog(agent_directory / MODEL_CALLS, known, self.limits.record_field_chars),
+            TokenBucket(self.limits.rate_per_s, self.limits.burst),
+        )
+        self._agents[agent_id] = agent
+        self._by_token[token] = agent
+        return token
+
+    def release_agent(self, agent_id: str) -> None:
+        """The agent is done: its token stops working and its record is put back in place."""
+        agent = self._agents.get(agent_id)
+        if agent is not None:
+            self._by_token.pop(agent.token, None)
+            agent.calls.close()
+
+    # -- one request ---------------------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        found = route(request.method, request.path, request.headers)
+        if found is None:
+            return web.json_response(
+                {"error": {"message": f"the gateway does not carry {request.method} {request.path}"}}, status=404
+            )
+        agent = self._agent_of(request)
+        if agent is None:
+            return _refusal(found.protocol, 401, "unknown or missing gateway token")
+        if not agent.bucket.take():
+            return _refusal(found.protocol, 429, "gateway rate limit: too many requests from this agent")
+        if agent.in_flight >= self.limits.concurrent_per_agent:
+            return _refusal(found.protocol, 429, "gateway limit: too many requests of this agent at once")
+        if found.kind == "models":
+            owner = agent.provider.name if agent.provider else "none"
+            return web.json_response(model_listing(found.protocol, agent.model, owner))
+        agent.in_flight += 1
+        try:
+            return await self._exchange(request, found, agent)
+        except Refusal as refusal:
+            return _refusal(found.protocol, refusal.status, refusal.message)
+        finally:
+            agent.in_flight -= 1
+
+    def _agent_of(self, request: web.Request) -> GatewayAgent | None:
+        presented = set()
+        authorization = request.headers.get("Authorization", "")
+        if authorization[:7].lower() == "bearer ":
+            presented.add(authorization[7:].strip())
+        for name in ("x-api-key", "x-goog-api-key"):
+            if name in request.headers:
+                presented.add(request.headers[name].strip())
+        if "key" in request.query:
+            presented.add(request.query["key"])
+        if len(presented) != 1:  # none, or two different credentials: never guess which one is meant
+            return None
+        return self._by_token.get(presented.pop())
+
+    async def _exchange(self, request: web.Request, found: Route, agent: GatewayAgent) -> web.StreamResponse:
+        protocol = found.protocol
+        body = await self._read_body(request)
+        try:
+            document = json.loads(body)
+        except ValueError:
+            raise Refusal(400, "the request body is not JSON") from None
+        if not isinstance(document, dict):
+            raise Refusal(400, "the request body is not a JSON object")
+        model = found.path_model or document.get("model")
+        if model != agent.model:
+            raise Refusal(400, f"model {str(model)[:200]!r} is not this agent's model ({agent.model})")
+        provider = agent.provider
+        if provider is None:
+            raise Refusal(503, f"no provider is configured for model {agent.model}")
+        base_url = provider.base_urls.get(protocol.family)
+        if base_url is None:
+            raise Refusal(501, f"provider {provider.name} has no {protocol.family}_base_url ({protocol.name})")
+        metered = found.kind == "round"
+        if metered:
+            if (reason := self.meter.refusal(agent.agent_id, agent.rounds_in_flight)) is not None:
+                self.meter.refused_over_budget(agent.agent_id, reason)
+                raise Refusal(402, reason)
+            agent.rounds_in_flight += 1
+        started_ms, started = self._elapsed_ms(), time.monotonic()
+        exchange = Exchange()
+        try:
+            response = await self._forward(request, found, provider, base_url, body, exchange)
+        finally:
+            if metered:
+                agent.rounds_in_flight -= 1
+                if 200 <= exchange.status < 300:
+                    self.meter.charge(agent.agent_id, charge_for(exchange.usage, provider, agent.model))
+            if found.kind != "count":
+                self._record(agent, found, document, exchange, started_ms, time.monotonic() - started)
+        return response
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        limit = self.limits.max_request_bytes
+        if request.content_length is not None and request.content_length > limit:
+            raise Refusal(413, f"request body over {limit} bytes")
+        chunks, size = [], 0
+        try:
+            async with asyncio.timeout(self.limits.request_read_s):
+                while chunk := await request.content.read(64 * 1024):
+                    size += len(chunk)
+                    if size > limit:
+                        raise Refusal(413, f"request body over {limit} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise Refusal(408, f"request body not received within {self.limits.request_read_s:g} s") from None
+        return b"".join(chunks)
+
+    async def _forward(
+        self,
+        request: web.Request,
+        found: Route,
+        provider: ProviderConfig,
+        base_url: str,
+        body: bytes,
+        exchange: Exchange,
+    ) -> web.StreamResponse:
+        assert self._http is not None
+        headers = {name: value for name, value in request.headers.items() if name.lower() in _FORWARDED_HEADERS}
+        headers["Accept-Encoding"] = "identity"  # the bytes read for usage are the bytes forwarded
+        if provider.api_key:
+            family = found.protocol.family
+            headers[_AUTH_HEADERS[family]] = f"Bearer {provider.api_key}" if family == "openai" else provider.api_key
+        query = "&".join(f"{k}={v}" for k, v in request.query.items() if k != "key")
+        url = found.upstream_url(base_url, request.path, query)
+        deadline = asyncio.get_running_loop().time() + self.limits.exchange_s
+        try:
+            async with asyncio.timeout_at(deadline):
+                upstream = await self._http.send(
+                    self._http.build_request("POST", url, content=body, headers=headers), stream=True
+                )
+        except TimeoutError:
+            raise Refusal(504, f"provider {provider.name}: no answer within {self.limits.exchange_s:g} s") from None
+        except httpx.HTTPError as error:
+            detail = " ".join((str(error) or type(error).__name__).split())[:300]
+            exchange.status, exchange.answer = 502, detail
+            raise Refusal(502, f"provider {provider.name} unreachable: {detail}") from None
+        exchange.status = upstream.status_code
+        try:
+            content_type = upstream.headers.get("content-type", "")
+            returned = {k: v for k, v in upstream.headers.items() if k.lower() in _RETURNED_HEADERS}
+            if upstream.status_code == 200 and content_type.startswith("text/event-stream"):
+                return await self._stream(request, found.protocol, upstream, returned, exchange, deadline)
+            return await self._whole(found.protocol, upstream, returned, exchange, deadline)
+        finally:
+            await upstream.aclose()
+
+    async def _whole(
+        self,
+        protocol: WireProtocol,
+        upstream: httpx.Response,
+        returned: dict[str, str],
+        exchange: Exchange,
+        deadline: float,
+    ) -> web.Response:
+        chunks, size = [], 0
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for chunk in upstream.aiter_raw():
+                    size += len(chunk)
+                    if size > self.limits.max_response_bytes:
+                        exchange.status, exchange.cut = 502, "answer too large"
+                        raise Refusal(502, f"the provider's answer is over {self.limits.max_response_bytes} bytes")
+                    chunks.append(chunk)
+        except TimeoutError:
+            exchange.status, exchange.cut = 504, "answer not complete in time"
+            raise Refusal(504, f"the provider's answer took over {self.limits.exchange_s:g} s") from None
+        except httpx.HTTPError as error:
+            exchange.status, exchange.cut = 502, "provider connection broke"
+            raise Refusal(502, f"the provider's answer broke off: {type(error).__name__}") from None
+        data = b"".join(chunks)
+        try:
+            exchange.answer = json.loads(data)
+        except ValueError:
+            exchange.answer = data.decode("utf-8", errors="replace")
+        if 200 <= upstream.status_code < 300:
+            exchange.usage = protocol.wire.body_usage(exchange.answer)
+        return web.Response(status=upstream.status_code, body=data, headers=returned)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        protocol: WireProtocol,
+        upstream: httpx.Response,
+        returned: dict[str, str],
+        exchange: Exchange,
+        deadline: float,
+    ) -> web.StreamResponse:
+        exchange.streamed = True
+        response = web.StreamResponse(status=200, headers={**returned, "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        decoder, fold, size = SSEDecoder(), protocol.wire.Fold(), 0
+        try:
+            async with asyncio.timeout_at(deadline):
+                async for chunk in upstream.aiter_raw():
+                    size += len(chunk)
+                    if size > self.limits.max_response_bytes:
+                        exchange.cut = f"stream over {self.limits.max_response_bytes} bytes, cut"
+                        break
+                    await response.write(chunk)
+                    for event in decoder.feed(chunk):
+                        fold.add(event)
+        except TimeoutError:
+            exchange.cut = f"stream still open after {self.limits.exchange_s:g} s, cut"
+        except EventTooLarge as error:
+            exchange.cut = f"{error}, cut"
+        except ConnectionError:
+            exchange.cut = "the client went away"
+        except httpx.HTTPError as error:
+            exchange.cut = f"the provider's stream broke off ({type(error).__name__})"
+        for event in decoder.close():
+            fold.add(event)
+        exchange.usage, exchange.answer = fold.usage, fold.document()
+        if exchange.cut is None or exchange.cut != "the client went away":
+            try:
+                await response.write_eof()
+            except ConnectionError:
+                pass
+        return response
+
+    def _record(
+        self, agent: GatewayAgent, found: Route, request: dict[str, Any], exchange: Exchange, at_ms: int, seconds: float
+    ) -> None:
+        agent.exchanges += 1
+        usage = exchange.usage
+        tool_calls = found.protocol.wire.tool_calls(exchange.answer) if isinstance(exchange.answer, dict) else []
+        record = {
+            "sequence": agent.exchanges,
+            "agent": agent.agent_id,
+            "protocol": found.protocol.name,
+            "model": agent.model,
+            "provider": agent.provider.name if agent.provider else None,
+            "elapsed_ms": at_ms,
+            "duration_ms": round(seconds * 1000),
+            "status": exchange.status,
+            "streamed": exchange.streamed,
+            "cut": exchange.cut,
+            "usage": None
+            if usage is None
+            else {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cached_tokens": usage.cached_tokens,
+                "provider_cost_usd": usage.cost_usd,
+            },
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in tool_calls],
+            "request": request,
+            "response": exchange.answer,
+        }
+        if len(json.dumps(record, default=str)) > _RECORD_BYTES:
+            record["request"] = {"omitted": "the request is too large to record", "model": agent.model}
+        agent.calls.append(record)
+
+
+def _refusal(protocol: WireProtocol, status: int, message: str) -> web.Response:
+    return web.json_response(protocol.error_body(status, message), status=status)

@@ -44,6 +44,10 @@ ENV_TOOL_TRACE_FILE = "AOE_TOOL_TRACE_FILE"
 ENV_TRANSCRIPT_FILE = "AOE_TRANSCRIPT_FILE"
 ENV_BUDGET_RESOURCE_UNITS = "AOE_BUDGET_RESOURCE_UNITS"
 ENV_BUDGET_MAX_COST_MICROUSD = "AOE_BUDGET_MAX_COST_MICROUSD"
+# The match's model gateway (docs/gateway.md): its base URL (each protocol's path after it) and this agent's token,
+# presented where the protocol's SDK puts its key. An adapter never gets a provider key.
+ENV_GATEWAY_URL = "AOE_GATEWAY_URL"
+ENV_GATEWAY_TOKEN = "AOE_GATEWAY_TOKEN"
 
 
 MAX_COUNT = 10**15

@@ -27,6 +27,8 @@ ARENA_PLANS = "adapters"  # an arena's own scripted plans: <arena folder>/adapte
 _SCRIPTED_DIR = Path(__file__).resolve().parent / "scripted"
 # Built-in model harnesses: adapter name -> package run with `python -m`.
 HARNESSES = {"openai": "aoe_tui.agents.openai_harness"}
+# The wire protocols (wire.protocols) each model harness needs its provider to serve, checked before any guest boots.
+HARNESS_PROTOCOLS = {"openai": ("openai-chat",)}
 
 
 @dataclass(frozen=True)

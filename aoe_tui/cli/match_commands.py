@@ -18,6 +18,7 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
+from aoe_tui.engine.model_gateway import provider_problems
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
 from aoe_tui.store.series_source import collection_kind
@@ -98,19 +99,25 @@ def info_json(match: SavedMatch) -> dict:
 
 def validate(args: argparse.Namespace) -> int:
     manifest, problems = checked_manifest(Path(args.manifest), args.agents)
+    # Whether each agent's adapter can reach its model (providers.toml, AOE_OPENAI_BASE_URL): the run refuses the same.
+    agents_file = Path(args.agents if args.agents is not None else args.manifest)
+    reach = provider_problems(manifest) if manifest is not None else []
     if args.json:
         _print_json(
             {
                 "manifest": str(args.manifest),
-                "valid": not problems,
+                "valid": not problems and not reach,
                 "problems": [
                     {"file": str(p.file), "path": p.problem.path, "message": p.problem.message} for p in problems
-                ],
+                ]
+                + [{"file": str(agents_file), "path": "agents", "message": message} for message in reach],
             }
         )
-    elif problems:
+    elif problems or reach:
         for problem in problems:
             print(problem)
+        for message in reach:
+            print(f"{agents_file}: agents: {message}")
     else:
         assert manifest is not None
         fleet = f", agents from {args.agents}" if args.agents is not None else ""
@@ -118,7 +125,7 @@ def validate(args: argparse.Namespace) -> int:
             f"{args.manifest}: valid ({manifest.arena.id}, {len(manifest.territories)} territories, "
             f"{len(manifest.build.milestones) if manifest.build else 0} milestones{fleet})"
         )
-    return 1 if problems else 0
+    return 1 if problems or reach else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -40,7 +40,9 @@ def summary(event: ev.EventBase) -> str:
         case ev.MilestoneRevoked():
             return f"{event.milestone}: {event.reason or 'revoked'}"
         case ev.UsageCharged():
-            return _usage(event)
+            return _usage(event) + (" (measured by the referee)" if event.measured_by == "referee" else "")
+        case ev.UsageReported():
+            return "the adapter reports " + _usage(event).lstrip("+") + " in all (not counted)"
         case ev.PostMatchDrainStarted():
             return (
                 f"{event.pending_agents} agents may still hand in results (up to {format_clock(event.timeout_ms or 0)})"
@@ -71,7 +73,7 @@ def summary(event: ev.EventBase) -> str:
     return first_line(", ".join(f"{k}={v}" for k, v in event.to_json().items() if k not in _ENVELOPE))
 
 
-def _usage(event: ev.UsageCharged) -> str:
+def _usage(event: ev.UsageCharged | ev.UsageReported) -> str:
     tokens = (
         f"{event.input_tokens or 0:,} in / {event.output_tokens or 0:,} out"
         if event.input_tokens is not None or event.output_tokens is not None

@@ -115,9 +115,26 @@ class DurableDeploymentCompleted(EventBase):
 
 
 class UsageCharged(EventBase):
+    """What an agent spent. `measured_by` "referee": read by the model gateway from the provider's answers
+    (one model round = one resource unit); absent: from the adapter's own usage.json (logs before the gateway,
+    and agents that never called a model through it)."""
+
     kind: Literal["usage_charged"] = "usage_charged"
     agent: str
     resource_units: int | None = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_microusd: int | None = None
+    measured_by: Literal["referee"] | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class UsageReported(EventBase):
+    """An adapter's own cumulative usage.json once the gateway measures the agent: a secondary, labelled
+    figure the app shows beside the measured one; standings and budgets never read it."""
+
+    kind: Literal["usage_reported"] = "usage_reported"
+    agent: str
+    resource_units: int | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_microusd: int | None = None
@@ -286,6 +303,7 @@ KNOWN_EVENTS: tuple[type[EventBase], ...] = (
     MilestoneRevoked,
     DurableDeploymentCompleted,
     UsageCharged,
+    UsageReported,
     UsageRejected,
     MatchFinished,
     PostMatchDrainStarted,

@@ -145,6 +145,15 @@ def _usage_charged(world: World, e: ev.UsageCharged) -> None:
     agent.cost_microusd += e.cost_microusd or 0
     agent.tokens_known |= e.input_tokens is not None or e.output_tokens is not None
     agent.cost_known |= e.cost_microusd is not None
+    agent.metered |= e.measured_by == "referee"
+
+
+def _usage_reported(world: World, e: ev.UsageReported) -> None:
+    agent = _agent(world, e.agent)
+    agent.reported_resource_units = e.resource_units
+    agent.reported_input_tokens = e.input_tokens
+    agent.reported_output_tokens = e.output_tokens
+    agent.reported_cost_microusd = e.cost_microusd
 
 
 def _match_finished(world: World, e: ev.MatchFinished) -> None:
@@ -243,6 +252,7 @@ _HANDLERS: dict[type[ev.EventBase], Callable[[World, Any], None]] = {
     ev.MilestoneRevoked: _milestone_revoked,
     ev.DurableDeploymentCompleted: _durable,
     ev.UsageCharged: _usage_charged,
+    ev.UsageReported: _usage_reported,
     ev.MatchFinished: _match_finished,
     ev.AgentFinished: _agent_finished,
     ev.AgentInterrupted: _agent_interrupted,

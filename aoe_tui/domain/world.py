@@ -74,6 +74,13 @@ class AgentState(WorldModel):
     cost_complete: bool | None = None
     tokens_known: bool = False
     cost_known: bool = False
+    # True once the referee's gateway measured a model round of this agent: the figures above are its own.
+    metered: bool = False
+    # The adapter's own cumulative report (usage.json) once the agent is metered: shown beside, never counted.
+    reported_resource_units: int | None = None
+    reported_input_tokens: int | None = None
+    reported_output_tokens: int | None = None
+    reported_cost_microusd: int | None = None
 
 
 _EVERY_TERRITORY = "*"

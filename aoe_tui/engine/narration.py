@@ -20,7 +20,7 @@ from aoe_tui.domain.event_text import actor, summary
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.engine.recorder import MatchUpdate, Progress
 
-_SILENT = (ev.MilestoneEvaluationStarted, ev.UsageCharged)
+_SILENT = (ev.MilestoneEvaluationStarted, ev.UsageCharged, ev.UsageReported)
 _FRESH_IDS = re.compile(r"(record|opaque)-[0-9a-f]+")
 ACTOR_WIDTH = 14
 

@@ -14,14 +14,15 @@ from typing import Iterable, Protocol
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.agents.environment import basic_env, listed_env
-from aoe_tui.agents.openai_harness.providers import providers_file
 from aoe_tui.agents.process import AgentProcess
 from aoe_tui.agents.registry import HARNESSES, Adapter, resolve_adapter
 from aoe_tui.agents.sandbox import SANDBOX_FILES_DIR, SANDBOX_HOME, Sandbox, next_adapter_uid, python_install
 from aoe_tui.domain.manifest import AgentSpec, Manifest
+from aoe_tui.domain.secret_patterns import MIN_SECRET_LENGTH
 from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.model_gateway import GatewayAccess
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import TerritoryHost
 from aoe_tui.store.match_layout import MatchLayout
@@ -39,9 +40,16 @@ class TerritoryProvider(Protocol):
 
 class AgentLauncher(Protocol):
     async def start(
-        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+        self,
+        agent: AgentSpec,
+        files: p.AgentFiles,
+        host: TerritoryHost,
+        clock: MatchClock,
+        arena_dir: Path,
+        gateway: GatewayAccess | None = None,
     ) -> AgentHandle:
-        """Start the agent; `arena_dir` (the manifest's folder) holds the arena's own adapters, if any."""
+        """Start the agent; `arena_dir` (the manifest's folder) holds the arena's own adapters, if any; `gateway`
+        is how it reaches its model (the match's gateway and its own token)."""
 
 
 def budget_env(agent: AgentSpec) -> dict[str, str]:
@@ -55,24 +63,33 @@ def budget_env(agent: AgentSpec) -> dict[str, str]:
 
 # Files an adapter is handed by path: copied read-only into its sandbox under SANDBOX_FILES_DIR.
 _HANDED_FILES = (p.ENV_SSH_KEY, p.ENV_KNOWN_HOSTS)
-# The built-in model harness's own documented settings, taken from the operator's environment.
+# The built-in model harness's own documented settings, taken from the operator's environment; the endpoint and
+# its key are the gateway's alone (the harness gets the gateway's URL and its token instead).
 _HARNESS_SETTINGS_PREFIX = "AOE_OPENAI_"
 _HARNESS_SETTINGS = ("AOE_SSH_RECONNECT_SECONDS",)
+_GATEWAY_ONLY = ("AOE_OPENAI_BASE_URL", "AOE_OPENAI_API_KEY")
 
 
 class ProcessLauncher:
     """Starts each agent's adapter as its own confined process group (environment: docs/adapters.md).
 
-    The adapter's environment is an allow-list (`adapter_env`); the process runs in a
-    `Sandbox` as its own uid, reaching on loopback only its guest's two forwarded ports
-    and the `loopback_ports` given here (e.g. a local model server).
+    The adapter's environment is an allow-list (`adapter_env`) plus `AOE_GATEWAY_URL` and its own
+    `AOE_GATEWAY_TOKEN`, never a provider key; the process runs in a `Sandbox` as its own uid, reaching
+    on loopback only its guest's two forwarded ports, the match's gateway and the `loopback_ports`
+    given here (an operator's own service; a local model server is the gateway's to dial, not the adapter's).
     """
 
     def __init__(self, loopback_ports: Iterable[int] = ()) -> None:
         self.loopback_ports = tuple(loopback_ports)
 
     async def start(
-        self, agent: AgentSpec, files: p.AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+        self,
+        agent: AgentSpec,
+        files: p.AgentFiles,
+        host: TerritoryHost,
+        clock: MatchClock,
+        arena_dir: Path,
+        gateway: GatewayAccess | None = None,
     ) -> AgentHandle:
         adapter = resolve_adapter(agent.adapter, arena_dir)
         env = adapter_env(
@@ -87,17 +104,17 @@ class ProcessLauncher:
                 p.ENV_REASONING_EFFORT: agent.reasoning_effort or "",
                 **budget_env(agent),
                 **files.env(),
+                **({p.ENV_GATEWAY_URL: gateway.url, p.ENV_GATEWAY_TOKEN: gateway.token} if gateway else {}),
             },
         )
+        if gateway is not None and gateway.provider_key and len(gateway.provider_key) >= MIN_SECRET_LENGTH:
+            env = {name: value for name, value in env.items() if gateway.provider_key not in value}
         handed: dict[str, bytes] = {}
         for name, value in host.access_env().items():
             if name in _HANDED_FILES:
                 inside = f"{SANDBOX_FILES_DIR}/{Path(value).name}"
                 handed[inside], value = Path(value).read_bytes(), inside
             env[name] = value
-        if adapter.name in HARNESSES and (config := providers_file(os.environ)).is_file():
-            env["AOE_PROVIDERS_FILE"] = f"{SANDBOX_FILES_DIR}/providers.toml"
-            handed[env["AOE_PROVIDERS_FILE"]] = config.read_bytes()
         executable = Path(adapter.command[0])
         match_root = MatchLayout.of_agent_directory(files.directory.resolve()).root
         sandbox = Sandbox(
@@ -112,7 +129,12 @@ class ProcessLauncher:
                 *(source.parent for source in adapter.sources),
             ),
             files=handed,
-            loopback_ports=(host.ssh_port, host.service_port, *self.loopback_ports),
+            loopback_ports=(
+                host.ssh_port,
+                host.service_port,
+                *((gateway.port,) if gateway else ()),
+                *self.loopback_ports,
+            ),
         )
         process = AgentProcess(agent.id, agent.territory, files)
         await process.start(list(adapter.command), env, sandbox)
@@ -125,6 +147,8 @@ def adapter_env(agent: AgentSpec, adapter: Adapter, protocol: dict[str, str]) ->
     settings = {
         name: value
         for name, value in host.items()
-        if adapter.name in HARNESSES and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)
+        if adapter.name in HARNESSES
+        and (name.startswith(_HARNESS_SETTINGS_PREFIX) or name in _HARNESS_SETTINGS)
+        and name not in _GATEWAY_ONLY
     }
     return {**basic_env(host), **listed_env(agent.env, host), **settings, "HOME": SANDBOX_HOME, **protocol}

@@ -19,6 +19,7 @@ import json
 import time
 from pathlib import Path
 
+from aoe_tui.agents.gateway.metering import Charge
 from aoe_tui.agents.protocol import InvalidReport, Usage
 from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
@@ -94,6 +95,7 @@ class Referee:
         self._retries: dict[str, list[str]] = {t.id: [] for t in manifest.territories}
         self._charged: dict[str, Usage] = {}
         self._usage_notes: dict[str, list[str]] = {}
+        self._reported: dict[str, Usage] = {}
         self._budget_stops: set[asyncio.Task] = set()
         self._recorded_agents: set[str] = set()
         self._unavailable: set[str] = set()
@@ -505,8 +507,52 @@ class Referee:
                 continue
             if usage is None:
                 continue
+            if self.world.agents.get(agent_id, None) is not None and self.world.agents[agent_id].metered:
+                self._note_reported_usage(agent_id, usage)
+                continue
             self._charge(agent_id, usage)
             self._enforce_budget(handle)
+
+    def charge_measured(self, agent_id: str, charge: Charge) -> None:
+        """One model round the gateway measured: charged as the referee's own figure, then the budget held."""
+        self.recorder.emit(
+            ev.UsageCharged(
+                agent=agent_id,
+                resource_units=charge.rounds,
+                input_tokens=charge.input_tokens,
+                output_tokens=charge.output_tokens,
+                cost_microusd=charge.cost_microusd,
+                measured_by="referee",
+            )
+        )
+        if (handle := self.agents.get(agent_id)) is not None:
+            self._enforce_budget(handle)
+
+    def budget_refusal(self, agent_id: str, rounds_in_flight: int) -> str | None:
+        """Why the gateway must refuse `agent_id` another model round: its budget is spent (one owner: the referee)."""
+        spec = next((a for a in self.manifest.agents if a.id == agent_id), None)
+        state = self.world.agents.get(agent_id)
+        if spec is None or self.over:
+            return "the match is over" if spec is not None else f"no agent {agent_id} in this match"
+        if agent_id in self._recorded_agents:
+            return "this agent's run is over"
+        return _budget_spent(spec.budget, state, rounds_in_flight) if state is not None else None
+
+    def budget_spent(self, agent_id: str, reason: str) -> None:
+        """The gateway refused a round over budget: the agent ends `budget exceeded` (the player's), and stops."""
+        handle = self.agents.get(agent_id)
+        if handle is None or agent_id in self._recorded_agents:
+            return
+        self._stop_for_budget(handle, reason)
+
+    def _note_reported_usage(self, agent_id: str, usage: Usage) -> None:
+        """A metered agent's own usage.json: recorded (when it changed) as its secondary figure, never charged."""
+        if self._reported.get(agent_id) == usage:
+            return
+        self._reported[agent_id] = usage
+        self.recorder.emit(
+            ev.UsageReported(agent=agent_id, **{field: getattr(usage, field) for field in CHARGED_FIELDS})
+        )
 
     def _charge(self, agent_id: str, usage: Usage) -> None:
         high = self._charged.get(agent_id, Usage())
@@ -547,13 +593,16 @@ class Referee:
         overrun = _budget_overrun(spec.budget, state) if state is not None else None
         if overrun is None:
             return
+        self._stop_for_budget(handle, overrun)
+
+    def _stop_for_budget(self, handle: AgentHandle, why: str) -> None:
         self.record_agent_outcome(
             handle,
             ev.AgentFinished(
                 agent=handle.agent_id,
                 source="player",
                 success=False,
-                detail=f"budget exceeded: {overrun}; stopped by the referee",
+                detail=f"budget exceeded: {why}; stopped by the referee",
             ),
         )
         task = asyncio.ensure_future(self._stop_over_budget(handle))
@@ -668,6 +717,16 @@ class Referee:
             self._retries[territory_id].append(milestone_id)
         if not self.clock.paused:
             self._start_evaluation(territory_id)
+
+
+def _budget_spent(budget: Budget, used: AgentState, rounds_in_flight: int) -> str | None:
+    """What of the budget is used up before one more round (counting those already under way), or None."""
+    rounds = used.resource_units_used + rounds_in_flight
+    if budget.resource_units is not None and rounds >= budget.resource_units:
+        return f"budget spent: {rounds} of {budget.resource_units} model rounds used or under way"
+    if budget.max_cost_microusd is not None and used.cost_known and used.cost_microusd >= budget.max_cost_microusd:
+        return f"budget spent: cost {used.cost_microusd} µUSD of {budget.max_cost_microusd} µUSD"
+    return None
 
 
 def _budget_overrun(budget: Budget, used: AgentState) -> str | None:

@@ -25,6 +25,7 @@ from aoe_tui.engine.conquest import ConquestPreflightFailed, ConquestReferee
 from aoe_tui.engine.drain import drain_agents
 from aoe_tui.engine.fog import audit
 from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.model_gateway import MatchGateway, provider_problems
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
@@ -56,6 +57,8 @@ class MatchRunner(Stoppable):
         self.manifest: Manifest = manifest if manifest is not None else load_manifest(self.manifest_path)
         if self.manifest.build is None and self.manifest.arena.mode != "conquest":
             raise AoeError(f"{manifest_path}: arena mode {self.manifest.arena.mode} cannot be run here (no [build])")
+        if problems := provider_problems(self.manifest):  # before anything is written or booted
+            raise AoeError(problems[0])
         self.match_dir = MatchDirectory(output)
         self.provider = provider
         self.launcher = launcher
@@ -64,6 +67,7 @@ class MatchRunner(Stoppable):
         self._pending_subscribers: list[Subscriber] = []
         self.recorder: MatchRecorder | None = None
         self.referee: Referee | None = None
+        self.gateway: MatchGateway | None = None
         self._lost: tuple[str, str] | None = None
 
     # -- observation -------------------------------------------------------------------------------
@@ -112,10 +116,14 @@ class MatchRunner(Stoppable):
 
     async def _play(self) -> None:
         assert self.recorder is not None
+        self.gateway = gateway = MatchGateway(self.manifest, self.match_dir, self.clock)
+        await gateway.start()  # a provider missing for an agent refuses the match before any guest boots
+        self.recorder.progress("match", f"model gateway on {gateway.gateway.url}")
         self.recorder.progress("match", f"booting {len(self.manifest.territories)} territories")
         hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
         await self._prepare_guests(hosts)
         self.referee = referee = self._referee(hosts)
+        gateway.attach(referee)
         if isinstance(referee, ConquestReferee):
             await self._conquest_preflight(referee)
         referee.open_match(ready_order)
@@ -123,7 +131,9 @@ class MatchRunner(Stoppable):
             host = hosts[agent.territory]
             self.match_dir.write_instruction(self.manifest, self.manifest_path, agent, host.host, host.ssh_port)
             files = self.match_dir.agent_files(agent.id)
-            handle = await self.launcher.start(agent, files, host, self.clock, self.manifest_path.resolve().parent)
+            handle = await self.launcher.start(
+                agent, files, host, self.clock, self.manifest_path.resolve().parent, gateway.access(agent.id)
+            )
             self.recorder.progress("agent", f"started adapter {agent.adapter}", agent.territory)
             referee.agent_started(handle)
         await self._tick_until_over(referee)
@@ -210,6 +220,8 @@ class MatchRunner(Stoppable):
                 for handle in self.referee.agents.values():
                     if not handle.exited:
                         await handle.kill()
+            if self.gateway is not None:
+                await asyncio.shield(self.gateway.close())
             self.recorder.progress("teardown", "destroying territories")
             await asyncio.shield(self.provider.teardown())
         finally:

@@ -16,6 +16,7 @@ from aoe_tui.engine.agent_handle import AgentHandle
 from aoe_tui.testing.scripted_agent import ScriptedAgent
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.model_gateway import GatewayAccess
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.testing.scripted_host import ScriptedPlan, ScriptedTerritory, close_territories
 from aoe_tui.engine.territory import TerritoryHost
@@ -61,7 +62,13 @@ class ScriptedLauncher:
     started: dict[str, ScriptedAgent] = field(default_factory=dict)
 
     async def start(
-        self, agent: AgentSpec, files: AgentFiles, host: TerritoryHost, clock: MatchClock, arena_dir: Path
+        self,
+        agent: AgentSpec,
+        files: AgentFiles,
+        host: TerritoryHost,
+        clock: MatchClock,
+        arena_dir: Path,
+        gateway: GatewayAccess | None = None,
     ) -> AgentHandle:
         script = self.scripts.get(agent.id, AgentScript())
         now = clock.source.now

@@ -24,7 +24,11 @@ def test_run_plays_the_fleets_agents_on_the_arena(tmp_path) -> None:
     ]
 
 
-def test_validate_with_a_fleet(tmp_path, capsys) -> None:
+def test_validate_with_a_fleet(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("AOE_PROVIDERS_FILE", str(tmp_path / "none.toml"))
+    for name in ("AOE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "AOE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AOE_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")  # a local server serves every model
     assert main(["validate", str(ARENA), "--agents", str(REAL_MODELS)]) == 0
     assert capsys.readouterr().out.strip().endswith(f"milestones, agents from {REAL_MODELS})")
     fleet = tmp_path / "fleet.toml"
@@ -44,3 +48,19 @@ def test_a_bad_fleet_stops_aoe_run_with_one_line_before_any_guest_boots(tmp_path
     assert result.returncode == 2
     assert result.stderr.strip() == f"aoe: {fleet}: agents[0].model: required key is missing"
     assert not (tmp_path / "match").exists()
+
+
+def test_validate_names_an_agent_whose_model_has_no_provider(tmp_path, capsys, monkeypatch) -> None:
+    """No provider for a harness's model is a problem of the fleet, reported before anything runs."""
+    for name in ("AOE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "AOE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    providers = tmp_path / "providers.toml"
+    providers.write_text('[providers.claude]\nanthropic_base_url = "http://127.0.0.1:9/"\nmodels = ["z-ai/*"]\n')
+    monkeypatch.setenv("AOE_PROVIDERS_FILE", str(providers))
+    assert main(["validate", str(ARENA), "--agents", str(REAL_MODELS)]) == 1
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1] == (
+        f"{REAL_MODELS}: agents: agent glm: model z-ai/glm-5.2: provider claude has no openai_base_url "
+        "for protocol openai-chat (adapter openai)"
+    )
+    assert lines[0].startswith(f"{REAL_MODELS}: agents: agent luna: model openai/gpt-5.6-luna: no provider")

@@ -14,6 +14,8 @@ OPERATOR = {
     "OPENROUTER_API_KEY": "sk-or-listed",
     "ANTHROPIC_API_KEY": "sk-ant-unlisted",
     "AOE_OPENAI_API_KEY": "sk-aoe",
+    "AOE_OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
+    "AOE_OPENAI_MAX_ATTEMPTS": "3",
     "AOE_TEST_SECRET": "planted",
     "AOE_AGENT_ID": "spoofed",
     "AWS_SECRET_ACCESS_KEY": "aws",
@@ -40,11 +42,14 @@ def test_a_scripted_adapter_gets_basics_listed_names_and_protocol_only(monkeypat
     }
 
 
-def test_the_model_harness_also_gets_its_documented_settings(monkeypatch) -> None:
+def test_the_model_harness_gets_its_settings_but_never_the_endpoint_or_its_key(monkeypatch) -> None:
+    """The provider's URL and key are the gateway's: the harness reaches its model with a gateway token only."""
     monkeypatch.setattr("os.environ", dict(OPERATOR))
     env = adapter_env(_agent("openai", []), resolve_adapter("openai"), {"AOE_AGENT_ID": "a"})
-    assert env["AOE_OPENAI_API_KEY"] == "sk-aoe" and env["AOE_AGENT_ID"] == "a"
+    assert env["AOE_OPENAI_MAX_ATTEMPTS"] == "3" and env["AOE_AGENT_ID"] == "a"
     for never in (
+        "AOE_OPENAI_API_KEY",
+        "AOE_OPENAI_BASE_URL",
         "SSH_AUTH_SOCK",
         "AOE_TEST_SECRET",
         "ANTHROPIC_API_KEY",

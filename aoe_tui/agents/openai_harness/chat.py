@@ -26,8 +26,11 @@ from typing import Any
 
 import httpx
 
-from aoe_tui.agents.openai_harness.providers import ProviderConfig
+from aoe_tui.agents.providers import ProviderConfig
 from aoe_tui.agents.openai_harness.scrub import Scrubber
+from aoe_tui.agents.wire import openai_chat
+from aoe_tui.agents.wire.sse import EventTooLarge, SSEDecoder
+from aoe_tui.agents.wire.usage import TokenUsage, arguments_text
 
 _TRANSIENT_STATUSES = {408, 409, 425, 429}
 _NO_EFFORT = {"", "none", "unavailable"}
@@ -67,19 +70,11 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class RoundUsage:
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cost_usd: float | None = None
-
-
-@dataclass(frozen=True)
 class ChatReply:
     content: str | None
     reasoning: str | None
     tool_calls: list[ToolCall]
-    usage: RoundUsage
+    usage: TokenUsage
     finish_reason: str | None
     echoed: dict[str, Any] = field(default_factory=dict)
 
@@ -107,11 +102,14 @@ class ChatClient:
         policy: RetryPolicy,
         scrub: Scrubber,
         on_retry: RetryListener | None = None,
+        stream: bool = False,
     ) -> None:
         self.provider = provider
         self.model = model
         self.reasoning_effort = reasoning_effort
         self.policy = policy
+        self.stream = stream
+        self._url = provider.base_url.rstrip("/") + "/chat/completions"
         self._scrub = scrub
         self._on_retry = on_retry or (lambda _attempt, _error, _delay: None)
         # No per-operation timeouts: the policy's request timeout bounds each exchange as a whole.
@@ -128,6 +126,9 @@ class ChatClient:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools, "tool_choice": "auto"}
         if self.reasoning_effort.strip().lower() not in _NO_EFFORT:
             body["reasoning_effort"] = self.reasoning_effort
+        if self.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
         return body
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
@@ -151,15 +152,20 @@ class ChatClient:
         headers = {"Authorization": f"Bearer {self.provider.api_key}"} if self.provider.api_key else {}
         try:
             async with asyncio.timeout(self.policy.request_timeout_s):
-                response = await self._http.post(self.provider.chat_completions_url, json=body, headers=headers)
+                async with self._http.stream("POST", self._url, json=body, headers=headers) as response:
+                    if response.status_code == 200 and response.headers.get("content-type", "").startswith(
+                        "text/event-stream"
+                    ):
+                        document: Any = await _folded_stream(response)
+                    else:
+                        content = await response.aread()
+                        if response.status_code != 200:
+                            raise self._http_error(response.status_code, response.headers, content)
+                        document = json.loads(content)
         except TimeoutError:
             raise self._no_answer(f"no response within {self.policy.request_timeout_s:g} s") from None
-        except (httpx.HTTPError, httpx.InvalidURL) as failure:  # refused, reset, TLS, bad URL, broken reply
+        except (httpx.HTTPError, httpx.InvalidURL, EventTooLarge) as failure:  # refused, reset, TLS, bad URL, reply
             raise self._no_answer(" ".join((str(failure) or type(failure).__name__).split())) from None
-        if response.status_code != 200:
-            raise self._http_error(response)
-        try:
-            document = json.loads(response.content)
         except ValueError:
             raise ProviderError(f"{self.provider.name}: reply is not JSON", 200, transient=True) from None
         if isinstance(document, dict) and document.get("error"):
@@ -170,11 +176,10 @@ class ChatClient:
         """No HTTP response at all: always worth another attempt."""
         return ProviderError(self._scrub(f"{self.provider.name}: {why}"), None, transient=True)
 
-    def _http_error(self, response: httpx.Response) -> ProviderError:
-        status = response.status_code
+    def _http_error(self, status: int, headers: httpx.Headers, content: bytes) -> ProviderError:
         transient = status in _TRANSIENT_STATUSES or status >= 500
-        detail = self._scrub(f"{self.provider.name}: HTTP {status}: {_error_message(response.content)}")
-        return ProviderError(detail, status, transient, parse_retry_after(response.headers.get("retry-after")))
+        detail = self._scrub(f"{self.provider.name}: HTTP {status}: {_error_message(content)}")
+        return ProviderError(detail, status, transient, parse_retry_after(headers.get("retry-after")))
 
     def _error_in_body(self, error: Any) -> ProviderError:
         """A 200 whose body is an error (routers do this when the upstream model fails mid-way)."""
@@ -194,7 +199,7 @@ class ChatClient:
             ToolCall(
                 str(c.get("id") or f"call-{index}"),
                 str(c["function"].get("name", "")),
-                _arguments_text(c["function"].get("arguments")),
+                arguments_text(c["function"].get("arguments")),
             )
             for index, c in enumerate(message.get("tool_calls") or [])
             if isinstance(c.get("function"), dict)
@@ -205,23 +210,21 @@ class ChatClient:
             message.get("content"),
             reasoning if isinstance(reasoning, str) else None,
             calls,
-            parse_usage(document.get("usage")),
+            openai_chat.body_usage(document) or TokenUsage(),
             choice.get("finish_reason"),
             echoed,
         )
 
 
-def parse_usage(usage: Any) -> RoundUsage:
-    if not isinstance(usage, dict):
-        return RoundUsage()
-    details = usage.get("prompt_tokens_details") or {}
-    cost = usage.get("cost")
-    return RoundUsage(
-        _int(usage.get("prompt_tokens")),
-        _int(usage.get("completion_tokens")),
-        _int(details.get("cached_tokens")) if isinstance(details, dict) else None,
-        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
-    )
+async def _folded_stream(response: httpx.Response) -> dict[str, Any]:
+    """A streamed reply read to its end and reassembled into the document it stands for (wire.openai_chat)."""
+    decoder, fold = SSEDecoder(), openai_chat.Fold()
+    async for chunk in response.aiter_raw():
+        for event in decoder.feed(chunk):
+            fold.add(event)
+    for event in decoder.close():
+        fold.add(event)
+    return fold.document()
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -251,13 +254,3 @@ def _error_message(body: bytes) -> str:
 def _clip(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= _DETAIL_LIMIT else flat[: _DETAIL_LIMIT - 3] + "..."
-
-
-def _arguments_text(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments if arguments is not None else {})
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -19,10 +19,10 @@ from aoe_tui.agents.openai_harness.chat import ChatClient
 from aoe_tui.agents.openai_harness.guest_tools import GuestTools
 from aoe_tui.agents.openai_harness.loop import AgentRun
 from aoe_tui.agents.openai_harness.outputs import Outcome, RunOutputs, write_result
-from aoe_tui.agents.openai_harness.providers import resolve_provider
 from aoe_tui.agents.openai_harness.scrub import Scrubber
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.openai_harness.usage import UsageTotals
+from aoe_tui.agents.providers import ProviderConfig, resolve_provider
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.secret_patterns import environment_secrets
 from aoe_tui.runtime.keys import MatchKeys
@@ -48,7 +48,7 @@ class KeyFiles(MatchKeys):
 
 async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     try:
-        provider = resolve_provider(settings.model, env)
+        provider = _provider(settings, env)
     except AoeError as error:
         scrub = Scrubber(environment_secrets(env))
         return _finish_early(settings, scrub, Outcome("unavailable", str(error), "provider"))
@@ -82,6 +82,7 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
         on_retry=lambda attempt, error, delay: log(
             f"attempt {attempt} failed ({error.detail}); retrying in {delay:.1f} s"
         ),
+        stream=settings.stream,
     )
     outputs = RunOutputs(settings, scrub)
     run = AgentRun(instruction, chat, GuestTools(ssh, settings.limits), settings.budget, outputs, log)
@@ -103,6 +104,13 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     except asyncio.TimeoutError:
         pass
     return exit_code
+
+
+def _provider(settings: HarnessSettings, env: Mapping[str, str]) -> ProviderConfig:
+    """In a match, the gateway with this agent's token (the gateway holds the real key); by hand, the provider."""
+    if settings.gateway_url:
+        return ProviderConfig("gateway", settings.gateway_token, {"openai": settings.gateway_url.rstrip("/") + "/v1"})
+    return resolve_provider(settings.model, env)
 
 
 def _finish_early(settings: HarnessSettings, scrub: Scrubber, outcome: Outcome) -> int:

@@ -54,6 +54,9 @@ class HarnessSettings:
     budget: Budget
     retry: RetryPolicy
     limits: ToolLimits
+    gateway_url: str | None = None  # the match's model gateway; None only when run by hand against a provider
+    gateway_token: str | None = None
+    stream: bool = True  # ask for a streamed reply (AOE_OPENAI_STREAM=0: whole replies)
 
     @property
     def live_transcript_file(self) -> Path:
@@ -88,6 +91,9 @@ class HarnessSettings:
                 request_timeout_s=_seconds(env, "AOE_OPENAI_REQUEST_TIMEOUT_SECONDS", RetryPolicy.request_timeout_s),
             ),
             limits=ToolLimits(reconnect_s=_seconds(env, "AOE_SSH_RECONNECT_SECONDS", ToolLimits.reconnect_s)),
+            gateway_url=env.get(p.ENV_GATEWAY_URL) or None,
+            gateway_token=env.get(p.ENV_GATEWAY_TOKEN) or None,
+            stream=env.get("AOE_OPENAI_STREAM", "1").strip().lower() not in ("0", "false", "no", "off"),
         )
 
 

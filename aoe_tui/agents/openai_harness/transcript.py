@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aoe_tui.agents.openai_harness.chat import ChatReply, RoundUsage
+from aoe_tui.agents.openai_harness.chat import ChatReply
+from aoe_tui.agents.wire.usage import TokenUsage
 from aoe_tui.agents.openai_harness.guest_tools import ToolResult
 from aoe_tui.agents.openai_harness.usage import UsageTotals
 
@@ -28,7 +29,7 @@ class TranscriptRecorder:
     def user_text(self, text: str) -> None:
         self.messages.append({"role": "user", "content": text})
 
-    def model_round(self, started_after_ms: int, duration_ms: int, status: str, usage: RoundUsage | None) -> None:
+    def model_round(self, started_after_ms: int, duration_ms: int, status: str, usage: TokenUsage | None) -> None:
         entry: dict[str, Any] = {
             "index": len(self.model_rounds) + 1,
             "started_after_ms": started_after_ms,
@@ -39,7 +40,7 @@ class TranscriptRecorder:
             entry["usage"] = {
                 "input_tokens": usage.input_tokens or 0,
                 "output_tokens": usage.output_tokens or 0,
-                "cache_read_tokens": usage.cache_read_tokens or 0,
+                "cache_read_tokens": usage.cached_tokens or 0,
                 "cache_creation_tokens": 0,
                 "cost_usd": usage.cost_usd or 0,
             }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aoe_tui.agents.openai_harness.chat import RoundUsage
+from aoe_tui.agents.wire.usage import TokenUsage
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,11 @@ class UsageTotals:
     cost_usd: float | None = None
     cost_complete: bool = True
 
-    def add_round(self, usage: RoundUsage) -> None:
+    def add_round(self, usage: TokenUsage) -> None:
         self.rounds += 1
         self.input_tokens = _plus(self.input_tokens, usage.input_tokens)
         self.output_tokens = _plus(self.output_tokens, usage.output_tokens)
-        self.cache_read_tokens = _plus(self.cache_read_tokens, usage.cache_read_tokens)
+        self.cache_read_tokens = _plus(self.cache_read_tokens, usage.cached_tokens)
         if usage.cost_usd is None:
             self.cost_complete = False
         else:

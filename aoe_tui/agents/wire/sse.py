@@ -27,24 +27,30 @@ class ServerSentEvent:
 
 class SSEDecoder:
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
-        self._pending = b""
+        self._pending = bytearray()
+        self._scanned = 0  # how much of _pending holds no boundary start (each byte is searched once)
         self._max = max_event_bytes
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """The events completed by `chunk` (with what came before it)."""
-        self._pending += chunk
-        events = []
-        while (boundary := _BOUNDARY.search(self._pending)) is not None:
-            block, self._pending = self._pending[: boundary.start()], self._pending[boundary.end() :]
-            if (event := _parse_block(block)) is not None:
+        pending = self._pending
+        pending += chunk
+        events, begin, position = [], 0, self._scanned
+        while (boundary := _BOUNDARY.search(pending, position)) is not None:
+            if (event := _parse_block(bytes(pending[begin : boundary.start()]))) is not None:
                 events.append(event)
-        if len(self._pending) > self._max:
+            begin = position = boundary.end()
+        del pending[:begin]
+        # A boundary is at most 4 bytes: one may start in the last 3 bytes and end in the next chunk.
+        self._scanned = max(0, len(pending) - 3)
+        if len(pending) > self._max:
             raise EventTooLarge(f"a server-sent event longer than {self._max} bytes")
         return events
 
     def close(self) -> list[ServerSentEvent]:
         """The last event, when the stream ended without the blank line after it."""
-        block, self._pending = self._pending, b""
+        block = bytes(self._pending)
+        self._pending, self._scanned = bytearray(), 0
         event = _parse_block(block)
         return [event] if event is not None else []
 

@@ -1,0 +1,123 @@
+"""The match's model gateway: each agent's provider resolved before any guest boots, one gateway per match.
+
+The runner starts it first (a provider missing for a harness's protocol
+refuses the match in one line before anything boots), registers every agent
+(a token each), hands the launcher each agent's access, and closes it with the
+match. It runs in the referee's own process and loop, so it cannot outlive
+the match; its charges and budget questions go to the referee through
+`RefereeMeter`, which answers only once the referee exists.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping
+
+from aoe_tui.agents.gateway.metering import Charge
+from aoe_tui.agents.gateway.server import Gateway
+from aoe_tui.agents.providers import ProviderConfig, resolve_provider
+from aoe_tui.agents.registry import HARNESS_PROTOCOLS
+from aoe_tui.agents.wire.protocols import PROTOCOLS
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.manifest import AgentSpec, Manifest
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.match_dir import MatchDirectory
+
+if TYPE_CHECKING:
+    from aoe_tui.engine.referee import Referee
+
+
+@dataclass(frozen=True)
+class GatewayAccess:
+    """What one agent is given to reach its model: the gateway's URL and its own token; never a provider key."""
+
+    url: str
+    port: int
+    token: str
+    provider_key: str | None  # kept out of the adapter's environment by the launcher, never handed over
+
+
+class RefereeMeter:
+    """The gateway's `Meter`: the referee charges and owns the budget rule; nothing runs before it exists."""
+
+    def __init__(self) -> None:
+        self.referee: Referee | None = None
+
+    def refusal(self, agent_id: str, rounds_in_flight: int) -> str | None:
+        if self.referee is None:
+            return "the match has not started"
+        return self.referee.budget_refusal(agent_id, rounds_in_flight)
+
+    def charge(self, agent_id: str, charge: Charge) -> None:
+        if self.referee is not None:
+            self.referee.charge_measured(agent_id, charge)
+
+    def refused_over_budget(self, agent_id: str, reason: str) -> None:
+        if self.referee is not None:
+            self.referee.budget_spent(agent_id, reason)
+
+
+def agent_provider(agent: AgentSpec, env: Mapping[str, str]) -> ProviderConfig | None:
+    """The provider of `agent`'s model; AoeError (one line: agent, model, provider, protocol) when its harness
+    needs a protocol the provider has no URL for. Agents without a known need get None when nothing matches."""
+    needed = HARNESS_PROTOCOLS.get(agent.adapter, ())
+    try:
+        provider = resolve_provider(agent.model, env)
+    except AoeError as error:
+        if not needed:
+            return None
+        raise AoeError(f"agent {agent.id}: model {agent.model}: {error}") from None
+    for name in needed:
+        family = PROTOCOLS[name].family
+        if family not in provider.base_urls:
+            raise AoeError(
+                f"agent {agent.id}: model {agent.model}: provider {provider.name} has no {family}_base_url "
+                f"for protocol {name} (adapter {agent.adapter})"
+            )
+    return provider
+
+
+def provider_problems(manifest: Manifest, env: Mapping[str, str] = os.environ) -> list[str]:
+    """Every agent whose adapter cannot reach its model (what `aoe validate` and the runner refuse)."""
+    problems = []
+    for agent in manifest.agents:
+        try:
+            agent_provider(agent, env)
+        except AoeError as error:
+            problems.append(str(error))
+    return problems
+
+
+class MatchGateway:
+    def __init__(self, manifest: Manifest, match_dir: MatchDirectory, clock: MatchClock) -> None:
+        self.manifest = manifest
+        self.match_dir = match_dir
+        self.meter = RefereeMeter()
+        self.gateway = Gateway(self.meter, elapsed_ms=clock.elapsed_ms)
+        self._access: dict[str, GatewayAccess] = {}
+
+    async def start(self, env: Mapping[str, str] = os.environ) -> None:
+        """Resolve every agent's provider (AoeError on the first that cannot be), then serve on loopback."""
+        providers = {agent.id: agent_provider(agent, env) for agent in self.manifest.agents}
+        await self.gateway.start()
+        for agent in self.manifest.agents:
+            provider = providers[agent.id]
+            directory = self.match_dir.agent_files(agent.id).directory
+            token = self.gateway.add_agent(agent.id, agent.model, provider, directory)
+            assert self.gateway.port is not None
+            self._access[agent.id] = GatewayAccess(
+                self.gateway.url, self.gateway.port, token, provider.api_key if provider else None
+            )
+
+    def attach(self, referee: Referee) -> None:
+        self.meter.referee = referee
+
+    def access(self, agent_id: str) -> GatewayAccess:
+        return self._access[agent_id]
+
+    def release(self, agent_id: str) -> None:
+        self.gateway.release_agent(agent_id)
+
+    async def close(self) -> None:
+        await self.gateway.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aoe_tui.agents.openai_harness.chat import RetryPolicy, parse_retry_after
-from aoe_tui.agents.openai_harness.providers import resolve_provider
+from aoe_tui.agents.providers import resolve_provider
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.errors import AoeError
@@ -38,7 +38,26 @@ def test_a_provider_is_chosen_by_model_pattern_then_default(tmp_path: Path) -> N
     routed = resolve_provider("z-ai/glm-5.2", env)
     assert (routed.name, routed.api_key) == ("router", "rk-1")
     assert resolve_provider("deepseek/deepseek-v4-flash", env).name == "router"  # the default
-    assert routed.chat_completions_url == "https://router.example/api/v1/chat/completions"
+    assert routed.base_urls == {"openai": "https://router.example/api/v1"}  # base_url: the openai_base_url alias
+
+
+def test_a_provider_has_a_base_url_per_protocol_family_and_prices(tmp_path: Path) -> None:
+    env = config(
+        tmp_path,
+        '[providers.all]\nopenai_base_url = "http://127.0.0.1:1/v1"\nanthropic_base_url = "http://127.0.0.1:1"\n'
+        'gemini_base_url = "http://127.0.0.1:2"\nmodels = ["m*"]\n'
+        '[providers.all.prices."m1"]\ninput = 2.0\noutput = 8.0\ncached_input = 0.5\n',
+    )
+    provider = resolve_provider("m1", env)
+    assert provider.base_urls == {
+        "openai": "http://127.0.0.1:1/v1",
+        "anthropic": "http://127.0.0.1:1",
+        "gemini": "http://127.0.0.1:2",
+    }
+    price = provider.price("m1")
+    assert price is not None and provider.price("m2") is None
+    # 800 uncached input at 2, 200 cached at 0.5, 100 output at 8 USD per million tokens: 1600 + 100 + 800 µUSD
+    assert price.cost_microusd(1000, 100, 200) == 2500
 
 
 def test_explicit_environment_wins_over_the_file_and_generic_openai_variables_lose_to_it(tmp_path: Path) -> None:
@@ -64,7 +83,9 @@ def test_explicit_environment_wins_over_the_file_and_generic_openai_variables_lo
     [
         (PROVIDERS, "ROUTER_KEY is not set"),
         ('[providers.a]\nbase_url = "http://x/v1"\nmodel = ["*"]\n', "providers.a.model: unknown key"),
-        ('[providers.a]\nmodels = ["*"]\n', "providers.a.base_url: required"),
+        ('[providers.a]\nmodels = ["*"]\n', "providers.a: needs a base URL"),
+        ('[providers.a]\nanthropic_base_url = "x"\n', "providers.a.anthropic_base_url: must be an http"),
+        ('[providers.a]\nbase_url = "http://x"\n[providers.a.prices.m]\nin = 1\n', "providers.a.prices.m.in"),
         ('default = "nope"\n', "default: names unknown provider nope"),
         ("default = ", "invalid TOML"),
     ],

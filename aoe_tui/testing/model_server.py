@@ -48,9 +48,12 @@ class SeenRequest:
 
 
 class ScriptedModelServer:
-    def __init__(self, turns: list[Turn] | None = None, final: Turn = Turn(text="Nothing left to do.")) -> None:
+    def __init__(
+        self, turns: list[Turn] | None = None, final: Turn = Turn(text="Nothing left to do."), streams: bool = True
+    ) -> None:
         self.turns = list(turns or [])
         self.final = final
+        self.streams = streams  # False: `stream` is ignored and every answer is whole, as some local servers do
         self.requests: list[SeenRequest] = []
         self.sent: list[bytes] = []  # each answer's body exactly as written
         self._runner: web.AppRunner | None = None
@@ -101,7 +104,7 @@ class ScriptedModelServer:
         renderer = _RENDERERS[found.protocol.name]
         document = renderer.whole(turn, model)
         streamed = request.path.endswith(":streamGenerateContent") or (isinstance(body, dict) and body.get("stream"))
-        if not streamed:
+        if not streamed or not self.streams:
             return self._whole(web.Response, 200, document)
         include_usage = isinstance(body, dict) and bool((body.get("stream_options") or {}).get("include_usage"))
         return await self._stream(request, renderer.events(turn, model, include_usage), turn)

@@ -1,76 +1,166 @@
-"""The whole path: the engine's match runner starts the `openai` adapter from the registry
-against a real territory, the referee's verifiers judge it, and it beats a scripted
-builder that keeps its records in memory.
+"""The whole path through the model gateway on real guests: three agents on the built-in `openai` harness, each
+model behind its own scripted provider on loopback (providers.toml), raced by the engine's match runner.
 
-Two guests (a match needs two territories), so this is its own module.
+The careful agent (SQLite, streamed replies) wins durable with 100; the forgetful one (records in memory,
+whole replies) stops at service-restart; the thrifty one is refused its third round by the gateway and ends
+`budget exceeded` (the player's). The provider key reaches each provider only through the gateway: it is in
+no file of the match, in no adapter's environment and nowhere in a guest (the careful model looks for it).
+Charged tokens equal what the providers reported. One module (three guests, one race).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import re
+import os
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
+from aoe_tui.agents.gateway.call_log import read_model_calls
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.image import cached_image
+from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
-from tests.agents_real.builder_script import builder_script
-from tests.agents_real.fake_provider import ScriptedProvider
+from aoe_tui.testing.model_server import ScriptedModelServer
+from tests.agents_real.gateway_match import COST_USD, KEY_FRAGMENT, PROVIDER_KEY, builder_turns
 from tests.agents_real.guest import PROJECT, free_ports
-from tests.agents_real.harness_run import DISTINCTIVE_KEY, assert_key_absent
 
 pytestmark = pytest.mark.vm
-ARENA_DIR = PROJECT / "arenas" / "first-build"
+ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
+
+FLEET = """
+[[agents]]
+id = "careful"
+territory = "builder-one"
+adapter = "openai"
+model = "scripted/careful"
+reasoning_effort = "low"
+budget = { resource_units = 20, max_cost_microusd = 1000000 }
+
+[[agents]]
+id = "forgetful"
+territory = "builder-two"
+adapter = "openai"
+model = "scripted/forgetful"
+budget = { resource_units = 20 }
+
+[[agents]]
+id = "thrifty"
+territory = "builder-three"
+adapter = "openai"
+model = "scripted/thrifty"
+budget = { resource_units = 2 }
+"""
 
 
-def one_openai_agent_against_the_amnesiac(directory: Path) -> Path:
-    """First Build with two territories: our harness on builder-one, the in-memory builder on builder-two."""
-    text = (ARENA_DIR / "arena.toml").read_text()
-    text = re.sub(r'\[\[territories\]\]\nid = "builder-three".*?\n\n', "", text, flags=re.S)
-    text = re.sub(r'\[\[agents\]\]\nid = "tmpfs-writer".*?\n\n', "", text, flags=re.S)
-    text = text.replace(
-        'id = "oracle"\nterritory = "builder-one"\nadapter = "oracle"\nmodel = "scripted/oracle"\n'
-        'reasoning_effort = "none"\nbudget = { resource_units = 900 }',
-        'id = "real-builder"\nterritory = "builder-one"\nadapter = "openai"\nmodel = "scripted/builder"\n'
-        'reasoning_effort = "low"\nbudget = { resource_units = 20, max_cost_microusd = 1000000 }',
+def providers_toml(servers: dict[str, ScriptedModelServer]) -> str:
+    return "".join(
+        f'[providers.{name}]\nopenai_base_url = "{server.openai_base_url}"\napi_key_env = "AOE_TEST_PROVIDER_KEY"\n'
+        f'models = ["scripted/{name}"]\n'
+        for name, server in servers.items()
     )
-    assert 'adapter = "openai"' in text and "builder-three" not in text.split("[visualization]")[0]
-    directory.mkdir()
-    for shared in ("CONTRACT.md", "instructions"):
-        (directory / shared).symlink_to(ARENA_DIR / shared)
-    (directory / "verify").symlink_to(PROJECT / "verify")
-    manifest = directory / "arena.toml"
-    manifest.write_text(text)
-    return manifest
 
 
-async def test_the_openai_harness_wins_a_real_match_through_the_runner(tmp_path: Path, monkeypatch) -> None:
+def harness_environments() -> list[dict[str, str]]:
+    """The environment of every running openai harness (read from the host's /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"aoe_tui.agents.openai_harness" not in (entry / "cmdline").read_bytes():
+                continue
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        found.append(dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item))
+    return found
+
+
+async def watch_environments(seen: list[dict[str, str]], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        for env in harness_environments():
+            if env not in seen:
+                seen.append(env)
+        await asyncio.sleep(0.5)
+
+
+async def test_three_harness_agents_race_through_the_gateway(tmp_path: Path, monkeypatch) -> None:
     if cached_image() is None:
         pytest.skip("no guest image; build it with `aoe image build`")
-    manifest = one_openai_agent_against_the_amnesiac(tmp_path / "arena")
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(FLEET)
+    careful = ScriptedModelServer(builder_turns("sqlite", scan=True))
+    forgetful = ScriptedModelServer(builder_turns("memory"), streams=False)
+    thrifty = ScriptedModelServer(builder_turns("tmpfs"))
+    servers = {"careful": careful, "forgetful": forgetful, "thrifty": thrifty}
     output = tmp_path / "match"
-    async with ScriptedProvider(builder_script()) as provider:
-        monkeypatch.setenv("AOE_OPENAI_BASE_URL", provider.base_url)
-        monkeypatch.setenv("AOE_OPENAI_API_KEY", DISTINCTIVE_KEY)
-        # The confined harness reaches loopback only where allowed: its guest and this local endpoint.
-        launcher = ProcessLauncher(loopback_ports=(urlsplit(provider.base_url).port,))
-        runner = MatchRunner(manifest, output, LibvirtProvider(base_port=free_ports(4)), launcher, drain_seconds=20)
-        world = await runner.run()
-    assert world.winner == "builder-one", json.dumps(world.model_dump(mode="json"), indent=1)[:3000]
-    milestones = world.territories["builder-one"].milestones
-    assert all(milestones[m].passed for m in ("service-up", "write-read", "service-restart", "host-reboot"))
+    environments: list[dict[str, str]] = []
+    async with careful, forgetful, thrifty:
+        (tmp_path / "providers.toml").write_text(providers_toml(servers))
+        monkeypatch.setenv("AOE_PROVIDERS_FILE", str(tmp_path / "providers.toml"))
+        monkeypatch.setenv("AOE_TEST_PROVIDER_KEY", PROVIDER_KEY)
+        for name in ("AOE_OPENAI_BASE_URL", "AOE_OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("AOE_OPENAI_RETRY_FIRST_DELAY_SECONDS", "0.2")
+        runner = MatchRunner(
+            ARENA,
+            output,
+            LibvirtProvider(base_port=free_ports(6)),
+            ProcessLauncher(),
+            drain_seconds=20,
+            manifest=load_manifest(ARENA, fleet),
+        )
+        stop = asyncio.Event()
+        watcher = asyncio.ensure_future(watch_environments(environments, stop))
+        try:
+            world = await runner.run()
+        finally:
+            stop.set()
+            await watcher
+    dump = json.dumps(world.model_dump(mode="json"), indent=1)[:4000]
+    assert world.winner == "builder-one", dump
+    one = world.territories["builder-one"]
+    assert one.competitor_state == "durable" and one.milestone_points == 100, dump
     assert not world.territories["builder-two"].milestones["service-restart"].passed
-    agent = world.agents["real-builder"]
-    assert agent.resource_units_used == 5 and agent.cost_microusd == 7000
-    agent_dir = output / "agents" / "real-builder"
-    result = json.loads((agent_dir / "result.json").read_text())
-    assert result["status"] == "completed"
-    assert len((agent_dir / "tool_trace.jsonl").read_text().splitlines()) == 5
-    assert provider.requests[0].body["messages"][1]["content"] == (agent_dir / "instruction.md").read_text()
+    assert world.territories["builder-two"].milestones["write-read"].passed
+
+    # Charged tokens are what the providers reported, measured by the referee: one resource unit a round.
+    for agent_id, server in servers.items():
+        agent = world.agents[agent_id]
+        rounds = len([r for r in server.requests if r.path.endswith("/chat/completions")])
+        assert agent.metered and agent.resource_units_used == rounds, (agent_id, agent)
+        assert (agent.input_tokens, agent.output_tokens) == (1200 * rounds, 150 * rounds), agent_id
+        assert agent.cost_microusd == round(COST_USD * 1_000_000) * rounds, agent_id
+    assert world.agents["careful"].resource_units_used == 6 and world.agents["careful"].successful
+    # The gateway refused the thrifty agent's third round: the player's, recorded as budget exceeded.
+    thrifty_state = world.agents["thrifty"]
+    assert thrifty_state.resource_units_used == 2 and len(thrifty.requests) == 2
+    assert thrifty_state.failure_source == "player" and "budget" in (thrifty_state.terminal_detail or ""), dump
+    charged = [e for e in load_match(output).events if e.kind == "usage_charged"]
+    assert charged and all(getattr(e, "measured_by", None) == "referee" for e in charged)
+
+    # The key went to each provider, through the gateway only; the agents' tokens never left it.
+    for server in servers.values():
+        assert {r.headers.get("Authorization") for r in server.requests} == {f"Bearer {PROVIDER_KEY}"}
+    assert environments, "no running harness was seen"
+    for env in environments:
+        assert env["AOE_GATEWAY_TOKEN"].startswith("aoe-gw-") and env["AOE_GATEWAY_URL"].startswith("http://127.0.0.1:")
+        assert not any(PROVIDER_KEY in value for value in env.values())
+    assert len({env["AOE_GATEWAY_TOKEN"] for env in environments}) == 3
+    for path in output.rglob("*"):
+        if path.is_file():
+            assert PROVIDER_KEY not in path.read_text(errors="replace"), f"the provider key leaked into {path}"
+    # The careful model searched its guest for the key: neither its environment nor any file there holds it.
+    trace = (output / "agents" / "careful" / "tool_trace.jsonl").read_text()
+    scan = [json.loads(line) for line in trace.splitlines() if KEY_FRAGMENT in line]
+    assert scan and scan[-1]["output"].strip().splitlines()[:2] == ["0", "scan-done"], scan
+
+    # The record of model calls: one line per round, streams reassembled, the tool calls seen.
+    calls = read_model_calls(output / "agents" / "careful" / "model_calls.jsonl")
+    assert len(calls) == 6 and all(c["streamed"] for c in calls)
+    assert calls[1]["tool_calls"][0]["name"] == "write_file"
+    assert not any(c["streamed"] for c in read_model_calls(output / "agents" / "forgetful" / "model_calls.jsonl"))
+    assert os.stat(output / "agents" / "careful" / "model_calls.jsonl").st_uid == 0
     assert load_match(output) is not None
-    assert_key_absent(output)

@@ -26,6 +26,7 @@ from aoe_tui.runtime.keys import MatchKeys, host_pattern
 
 Liveness = Callable[[], Awaitable[bool]]
 RUN_DIR = "/run/aoe-run"
+LOOPBACK_HOST = "127.0.0.1"  # both ends of a forward: the guest's own loopback and the host's
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 _ATTEMPT_TIMEOUT_S = 8.0
 _RETRY_PAUSE_S = 1.0
@@ -266,6 +267,19 @@ class GuestSSH:
         except OSError as error:
             raise AoeError(f"{local}: cannot read file to upload to {self.label}: {error.strerror}") from None
         await self.write_file(remote, data, mode, timeout)
+
+    async def forward_to_host(self, guest_port: int, host_port: int) -> asyncssh.SSHListener:
+        """Listen on the guest's own 127.0.0.1:`guest_port` and carry each connection, over this SSH connection, to
+        the host's 127.0.0.1:`host_port`: how a harness inside its guest reaches the match's model gateway, with
+        no route out of the guest. The forward ends with the connection (a reboot): open it again after one."""
+        connection = await self.connect()
+        try:
+            return await connection.forward_remote_port(LOOPBACK_HOST, guest_port, LOOPBACK_HOST, host_port)
+        except (OSError, asyncssh.Error) as error:
+            raise AoeError(
+                f"{self.label}: cannot forward the guest's 127.0.0.1:{guest_port} to the host's port {host_port}: "
+                f"{_describe(error)}"
+            ) from None
 
     def drop(self) -> None:
         """Forget the connection without a goodbye: the guest is resetting or gone."""

@@ -28,35 +28,34 @@ from aoe_tui.agents.wire.usage import SeenToolCall, TokenUsage
 # -- streams as providers send them -------------------------------------------------------------------------
 
 _CHUNK = '{"id":"chatcmpl-9","object":"chat.completion.chunk","created":1700,"model":"gpt-x","choices":[%s]}'
-CHAT_STREAM = "\n\n".join(
-    [
-        "data: " + _CHUNK % '{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}',
-        "data: " + _CHUNK % '{"index":0,"delta":{"content":"héllo "},"finish_reason":null}',
-        ": OPENROUTER PROCESSING",
-        "data: " + _CHUNK % '{"index":0,"delta":{"content":"世界 🎉"},"finish_reason":null}',
-        "data: "
-        + _CHUNK
-        % '{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function",'
-        '"function":{"name":"bash","arguments":""}}]},"finish_reason":null}',
-        "data: "
-        + _CHUNK
-        % '{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"command\\": "}}]},'
-        '"finish_reason":null}',
-        "data: "
-        + _CHUNK
-        % '{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"ls é\\"}"}}]},'
-        '"finish_reason":null}',
-        "data: "
-        + _CHUNK
-        % '{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function",'
-        '"function":{"name":"read","arguments":"{}"}}]},"finish_reason":null}',
-        "data: " + _CHUNK % '{"index":0,"delta":{},"finish_reason":"tool_calls"}',
-        'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1700,"model":"gpt-x","choices":[],'
-        '"usage":{"prompt_tokens":120,"completion_tokens":34,"total_tokens":154,'
-        '"prompt_tokens_details":{"cached_tokens":100},"cost":0.0025}}',
-        "data: [DONE]",
-    ]
-) + "\n\n"
+CHAT_STREAM = (
+    "\n\n".join(
+        [
+            "data: " + _CHUNK % '{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}',
+            "data: " + _CHUNK % '{"index":0,"delta":{"content":"héllo "},"finish_reason":null}',
+            ": OPENROUTER PROCESSING",
+            "data: " + _CHUNK % '{"index":0,"delta":{"content":"世界 🎉"},"finish_reason":null}',
+            "data: " + _CHUNK % '{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function",'
+            '"function":{"name":"bash","arguments":""}}]},"finish_reason":null}',
+            "data: "
+            + _CHUNK
+            % '{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\\"command\\": "}}]},'
+            '"finish_reason":null}',
+            "data: "
+            + _CHUNK
+            % '{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"ls é\\"}"}}]},'
+            '"finish_reason":null}',
+            "data: " + _CHUNK % '{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function",'
+            '"function":{"name":"read","arguments":"{}"}}]},"finish_reason":null}',
+            "data: " + _CHUNK % '{"index":0,"delta":{},"finish_reason":"tool_calls"}',
+            'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1700,"model":"gpt-x","choices":[],'
+            '"usage":{"prompt_tokens":120,"completion_tokens":34,"total_tokens":154,'
+            '"prompt_tokens_details":{"cached_tokens":100},"cost":0.0025}}',
+            "data: [DONE]",
+        ]
+    )
+    + "\n\n"
+)
 CHAT_USAGE_DOC = {
     "prompt_tokens": 120,
     "completion_tokens": 34,
@@ -125,64 +124,70 @@ RESPONSES_EVENTS = [
     _responses_event("response.output_text.delta", sequence_number=1, item_id="msg_1", delta="ça "),
     _responses_event("response.output_text.delta", sequence_number=2, item_id="msg_1", delta="va ✓"),
 ]
-RESPONSES_STREAM = "\n\n".join(
-    [*RESPONSES_EVENTS, _responses_event("response.completed", sequence_number=3, response=_FINAL_RESPONSE)]
-) + "\n\n"
+RESPONSES_STREAM = (
+    "\n\n".join(
+        [*RESPONSES_EVENTS, _responses_event("response.completed", sequence_number=3, response=_FINAL_RESPONSE)]
+    )
+    + "\n\n"
+)
 
 
 def _anthropic_event(kind: str, **fields: Any) -> str:
     return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields}, ensure_ascii=False)}"
 
 
-ANTHROPIC_STREAM = "\n\n".join(
-    [
-        _anthropic_event(
-            "message_start",
-            message={
-                "id": "msg_01",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-x",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": 5,
-                    "cache_creation_input_tokens": 20,
-                    "cache_read_input_tokens": 100,
-                    "output_tokens": 1,
+ANTHROPIC_STREAM = (
+    "\n\n".join(
+        [
+            _anthropic_event(
+                "message_start",
+                message={
+                    "id": "msg_01",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 5,
+                        "cache_creation_input_tokens": 20,
+                        "cache_read_input_tokens": 100,
+                        "output_tokens": 1,
+                    },
                 },
-            },
-        ),
-        _anthropic_event("ping"),
-        _anthropic_event("content_block_start", index=0, content_block={"type": "thinking", "thinking": ""}),
-        _anthropic_event("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "Hmm, "}),
-        _anthropic_event("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "façade."}),
-        _anthropic_event("content_block_delta", index=0, delta={"type": "signature_delta", "signature": "c2ln"}),
-        _anthropic_event("content_block_stop", index=0),
-        _anthropic_event("content_block_start", index=1, content_block={"type": "text", "text": ""}),
-        _anthropic_event("content_block_delta", index=1, delta={"type": "text_delta", "text": "Grüße, "}),
-        _anthropic_event("content_block_delta", index=1, delta={"type": "text_delta", "text": "世界"}),
-        _anthropic_event("content_block_stop", index=1),
-        _anthropic_event(
-            "content_block_start",
-            index=2,
-            content_block={"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
-        ),
-        _anthropic_event("content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": ""}),
-        _anthropic_event(
-            "content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": '{"path": '}
-        ),
-        _anthropic_event(
-            "content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": '"a é.txt"}'}
-        ),
-        _anthropic_event("content_block_stop", index=2),
-        _anthropic_event(
-            "message_delta", delta={"stop_reason": "tool_use", "stop_sequence": None}, usage={"output_tokens": 42}
-        ),
-        _anthropic_event("message_stop"),
-    ]
-) + "\n\n"
+            ),
+            _anthropic_event("ping"),
+            _anthropic_event("content_block_start", index=0, content_block={"type": "thinking", "thinking": ""}),
+            _anthropic_event("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "Hmm, "}),
+            _anthropic_event("content_block_delta", index=0, delta={"type": "thinking_delta", "thinking": "façade."}),
+            _anthropic_event("content_block_delta", index=0, delta={"type": "signature_delta", "signature": "c2ln"}),
+            _anthropic_event("content_block_stop", index=0),
+            _anthropic_event("content_block_start", index=1, content_block={"type": "text", "text": ""}),
+            _anthropic_event("content_block_delta", index=1, delta={"type": "text_delta", "text": "Grüße, "}),
+            _anthropic_event("content_block_delta", index=1, delta={"type": "text_delta", "text": "世界"}),
+            _anthropic_event("content_block_stop", index=1),
+            _anthropic_event(
+                "content_block_start",
+                index=2,
+                content_block={"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+            ),
+            _anthropic_event("content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": ""}),
+            _anthropic_event(
+                "content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": '{"path": '}
+            ),
+            _anthropic_event(
+                "content_block_delta", index=2, delta={"type": "input_json_delta", "partial_json": '"a é.txt"}'}
+            ),
+            _anthropic_event("content_block_stop", index=2),
+            _anthropic_event(
+                "message_delta", delta={"stop_reason": "tool_use", "stop_sequence": None}, usage={"output_tokens": 42}
+            ),
+            _anthropic_event("message_stop"),
+        ]
+    )
+    + "\n\n"
+)
 ANTHROPIC_DOCUMENT = {
     "id": "msg_01",
     "type": "message",
@@ -195,7 +200,12 @@ ANTHROPIC_DOCUMENT = {
     ],
     "stop_reason": "tool_use",
     "stop_sequence": None,
-    "usage": {"input_tokens": 5, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 100, "output_tokens": 42},
+    "usage": {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 20,
+        "cache_read_input_tokens": 100,
+        "output_tokens": 42,
+    },
 }
 
 _GEMINI_USAGE = {
@@ -205,35 +215,41 @@ _GEMINI_USAGE = {
     "cachedContentTokenCount": 200,
     "totalTokenCount": 325,
 }
-GEMINI_STREAM = "\r\n\r\n".join(
-    "data: " + json.dumps(event, ensure_ascii=False)
-    for event in [
-        {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": "Ünïcode "}]}, "index": 0}],
-            "usageMetadata": {"promptTokenCount": 300, "totalTokenCount": 300},
-            "modelVersion": "gemini-x",
-            "responseId": "r1",
-        },
-        {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": "→ ok"}]}, "index": 0}],
-            "usageMetadata": {"promptTokenCount": 300, "totalTokenCount": 300},
-            "modelVersion": "gemini-x",
-            "responseId": "r1",
-        },
-        {
-            "candidates": [
-                {
-                    "content": {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {"dir": "/tmp"}}}]},
-                    "finishReason": "STOP",
-                    "index": 0,
-                }
-            ],
-            "usageMetadata": _GEMINI_USAGE,
-            "modelVersion": "gemini-x",
-            "responseId": "r1",
-        },
-    ]
-) + "\r\n\r\n"
+GEMINI_STREAM = (
+    "\r\n\r\n".join(
+        "data: " + json.dumps(event, ensure_ascii=False)
+        for event in [
+            {
+                "candidates": [{"content": {"role": "model", "parts": [{"text": "Ünïcode "}]}, "index": 0}],
+                "usageMetadata": {"promptTokenCount": 300, "totalTokenCount": 300},
+                "modelVersion": "gemini-x",
+                "responseId": "r1",
+            },
+            {
+                "candidates": [{"content": {"role": "model", "parts": [{"text": "→ ok"}]}, "index": 0}],
+                "usageMetadata": {"promptTokenCount": 300, "totalTokenCount": 300},
+                "modelVersion": "gemini-x",
+                "responseId": "r1",
+            },
+            {
+                "candidates": [
+                    {
+                        "content": {
+                            "role": "model",
+                            "parts": [{"functionCall": {"name": "ls", "args": {"dir": "/tmp"}}}],
+                        },
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": _GEMINI_USAGE,
+                "modelVersion": "gemini-x",
+                "responseId": "r1",
+            },
+        ]
+    )
+    + "\r\n\r\n"
+)
 GEMINI_DOCUMENT = {
     "usageMetadata": _GEMINI_USAGE,
     "modelVersion": "gemini-x",
@@ -251,7 +267,12 @@ GEMINI_DOCUMENT = {
 
 STREAMS = {
     "openai-chat": (openai_chat, CHAT_STREAM, CHAT_DOCUMENT, TokenUsage(120, 34, 100, 0.0025)),
-    "openai-chat-crlf": (openai_chat, CHAT_STREAM.replace("\n", "\r\n"), CHAT_DOCUMENT, TokenUsage(120, 34, 100, 0.0025)),
+    "openai-chat-crlf": (
+        openai_chat,
+        CHAT_STREAM.replace("\n", "\r\n"),
+        CHAT_DOCUMENT,
+        TokenUsage(120, 34, 100, 0.0025),
+    ),
     "openai-responses": (openai_responses, RESPONSES_STREAM, _FINAL_RESPONSE, TokenUsage(50, 7, 10, None)),
     "anthropic": (anthropic_messages, ANTHROPIC_STREAM, ANTHROPIC_DOCUMENT, TokenUsage(125, 42, 100, None)),
     "anthropic-crlf": (
@@ -315,8 +336,14 @@ def test_tool_calls_of_the_reassembled_streams():
 
 
 def test_a_chat_stream_without_its_usage_chunk_has_no_usage_and_no_usage_in_its_document():
-    text = CHAT_STREAM[: CHAT_STREAM.index('data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1700,'
-                                          '"model":"gpt-x","choices":[],')] + "data: [DONE]\n\n"
+    text = (
+        CHAT_STREAM[
+            : CHAT_STREAM.index(
+                'data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1700,"model":"gpt-x","choices":[],'
+            )
+        ]
+        + "data: [DONE]\n\n"
+    )
     fold = _fold(openai_chat, [text.encode()])
     assert fold.usage is None
     assert "usage" not in fold.document()
@@ -482,7 +509,10 @@ def test_anthropic_and_gemini_tool_calls_of_whole_bodies():
             }
         ]
     }
-    assert gemini_generate.tool_calls(gemini) == [SeenToolCall("g1", "a", '{"k": 1}'), SeenToolCall("call-1", "b", "{}")]
+    assert gemini_generate.tool_calls(gemini) == [
+        SeenToolCall("g1", "a", '{"k": 1}'),
+        SeenToolCall("call-1", "b", "{}"),
+    ]
 
 
 # -- errors -------------------------------------------------------------------------------------------------
@@ -515,7 +545,11 @@ def test_error_shapes():
     }
     assert gemini_generate.error_body(401, "m")["error"]["status"] == "UNAUTHENTICATED"
     assert gemini_generate.error_body(400, "m")["error"]["status"] == "INVALID_ARGUMENT"
-    assert gemini_generate.error_body(402, "m")["error"] == {"code": 402, "message": "m", "status": "FAILED_PRECONDITION"}
+    assert gemini_generate.error_body(402, "m")["error"] == {
+        "code": 402,
+        "message": "m",
+        "status": "FAILED_PRECONDITION",
+    }
     assert GEMINI.error_body(429, "x") == gemini_generate.error_body(429, "x")
 
 
@@ -524,7 +558,9 @@ def test_error_shapes():
 
 def test_sse_fields_comments_and_multi_line_data():
     decoder = SSEDecoder()
-    events = decoder.feed(b": comment\n\nevent: a\ndata: one\ndata:two\ndata:  three\nid: 7\nretry: 5\n\nevent:\ndata: x\n\n")
+    events = decoder.feed(
+        b": comment\n\nevent: a\ndata: one\ndata:two\ndata:  three\nid: 7\nretry: 5\n\nevent:\ndata: x\n\n"
+    )
     assert events == [ServerSentEvent("a", "one\ntwo\n three"), ServerSentEvent("message", "x")]
 
 

@@ -36,6 +36,7 @@ _FORWARDED_HEADERS = {"content-type", "accept", "anthropic-version", "anthropic-
 _RETURNED_HEADERS = {"content-type", "retry-after", "request-id", "x-request-id"}
 _AUTH_HEADERS = {"openai": "Authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
 _RECORD_BYTES = 1024 * 1024
+_LINGER_S = 1.0  # how long the unread rest of a refused request body is drained
 
 
 @dataclass
@@ -92,7 +93,10 @@ class Gateway:
         app = web.Application(client_max_size=self.limits.max_request_bytes)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         # No access log: the model-call record is the log, and a hostile client's burst must not flood stderr.
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # The rest of a refused body (413, 408) is read and dropped for a moment, so the client can read its
+        # refusal, but not for aiohttp's default 10 s: a client gone meanwhile is not always seen, and close()
+        # waited that long for it.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=_LINGER_S)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=256)
         await site.start()

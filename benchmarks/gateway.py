@@ -152,10 +152,10 @@ async def run(arguments: argparse.Namespace) -> int:
         await gateway.start()
         with tempfile.TemporaryDirectory() as folder:
             provider = ProviderConfig("scripted", "sk-bench-provider-key", {"openai": direct_url})
-            token = gateway.add_agent("bench", MODEL, provider, Path(folder) / "bench")
+            token = await gateway.add_agent("bench", MODEL, provider, Path(folder) / "bench")
             try:
-                direct, via = await latency(direct_url, gateway.url, token, arguments.requests)
-                direct_rates, via_rates = await throughput(direct_url, gateway.url, token, arguments.streams)
+                direct, via = await latency(direct_url, gateway.url("bench"), token, arguments.requests)
+                direct_rates, via_rates = await throughput(direct_url, gateway.url("bench"), token, arguments.streams)
             finally:
                 await gateway.close()
             records = sum(1 for _ in open(Path(folder) / "bench" / "model_calls.jsonl"))

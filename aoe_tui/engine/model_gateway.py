@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GatewayAccess:
-    """What one agent is given to reach its model: the gateway's URL and its own token; never a provider key."""
+    """What one agent is given to reach its model: its own port of the gateway and its own token; never a key."""
 
     url: str
     port: int
@@ -104,10 +104,9 @@ class MatchGateway:
         for agent in self.manifest.agents:
             provider = providers[agent.id]
             directory = self.match_dir.agent_files(agent.id).directory
-            token = self.gateway.add_agent(agent.id, agent.model, provider, directory)
-            assert self.gateway.port is not None
+            token = await self.gateway.add_agent(agent.id, agent.model, provider, directory)
             self._access[agent.id] = GatewayAccess(
-                self.gateway.url, self.gateway.port, token, provider.api_key if provider else None
+                self.gateway.url(agent.id), self.gateway.port(agent.id), token, provider.api_key if provider else None
             )
 
     def attach(self, referee: Referee) -> None:

@@ -105,9 +105,9 @@ async def running(
         gateway = Gateway(meter, limits)
         await gateway.start()
         directory = tmp_path / "agents" / "a1"
-        token = gateway.add_agent("a1", MODEL, provider_for(upstream), directory)
+        token = await gateway.add_agent("a1", MODEL, provider_for(upstream), directory)
         try:
-            async with httpx.AsyncClient(base_url=gateway.url, timeout=20) as client:
+            async with httpx.AsyncClient(base_url=gateway.url("a1"), timeout=20) as client:
                 yield Rig(upstream, gateway, meter, token, client, directory)
         finally:
             await gateway.close()
@@ -241,9 +241,9 @@ async def test_without_a_price_and_without_a_reported_cost_the_cost_is_unknown(t
         await gateway.start()
         try:
             provider = ProviderConfig("scripted", KEY, {"anthropic": upstream.base_url}, {"other-*": PRICE})
-            token = gateway.add_agent("a1", MODEL, provider, tmp_path / "a1")
+            token = await gateway.add_agent("a1", MODEL, provider, tmp_path / "a1")
             path, body, headers = model_request("anthropic-messages", False, token)
-            async with httpx.AsyncClient(base_url=gateway.url) as client:
+            async with httpx.AsyncClient(base_url=gateway.url("a1")) as client:
                 response = await client.post(path, json=body, headers=headers)
             assert response.status_code == 200
             assert meter.charges == [("a1", Charge(1000, 100, None, 1))]
@@ -392,9 +392,9 @@ async def test_a_provider_that_is_down_is_a_502_in_the_protocols_shape_and_not_c
     await gateway.start()
     try:
         provider = ProviderConfig("scripted", KEY, {"anthropic": url})
-        token = gateway.add_agent("a1", MODEL, provider, tmp_path / "a1")
+        token = await gateway.add_agent("a1", MODEL, provider, tmp_path / "a1")
         path, body, headers = model_request("anthropic-messages", False, token)
-        async with httpx.AsyncClient(base_url=gateway.url) as client:
+        async with httpx.AsyncClient(base_url=gateway.url("a1")) as client:
             response = await client.post(path, json=body, headers=headers)
         assert response.status_code == 502
         assert response.json()["type"] == "error" and "unreachable" in response.json()["error"]["message"]

@@ -77,7 +77,7 @@ async def test_a_1gb_body_streamed_without_a_length_is_refused_413_quickly_with_
         try:
             async with aiohttp.ClientSession() as session:
                 async with session.post(
-                    rig.gateway.url + "/v1/chat/completions",
+                    rig.gateway.url("a1") + "/v1/chat/completions",
                     data=gigabyte(),
                     headers={"Authorization": f"Bearer {rig.token}", "Content-Type": "application/json"},
                 ) as response:
@@ -106,7 +106,7 @@ async def test_a_declared_1gb_body_is_refused_413_before_any_of_it_is_read(tmp_p
             f"Content-Type: application/json\r\nContent-Length: {GIGABYTE}\r\n\r\n"
         ).encode()
         started = time.monotonic()
-        answer, _ = await _raw_exchange(rig.gateway.port, head, iter([(b"{", 0.5)] * 20))
+        answer, _ = await _raw_exchange(rig.gateway.port("a1"), head, iter([(b"{", 0.5)] * 20))
         assert answer.startswith(b"HTTP/1.1 413 ")
         assert time.monotonic() - started < 2.0
         assert rig.upstream.requests == []
@@ -120,7 +120,9 @@ async def test_a_client_sending_one_byte_a_second_is_refused_408(tmp_path):
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
         started = time.monotonic()
-        answer, sent = await _raw_exchange(rig.gateway.port, head, ((body[i : i + 1], 1.0) for i in range(len(body))))
+        answer, sent = await _raw_exchange(
+            rig.gateway.port("a1"), head, ((body[i : i + 1], 1.0) for i in range(len(body)))
+        )
         assert answer.startswith(b"HTTP/1.1 408 "), answer
         assert 1.0 < time.monotonic() - started < 3.0
         assert sent < len(body)
@@ -193,14 +195,15 @@ async def test_tokens_forged_missing_foreign_or_doubled_are_refused_401(tmp_path
         other = Gateway(RecordingMeter())  # another match's gateway, with an agent of the same name
         await other.start()
         try:
-            foreign = other.add_agent("a1", MODEL, provider_for(rig.upstream), tmp_path / "other" / "a1")
+            foreign = await other.add_agent("a1", MODEL, provider_for(rig.upstream), tmp_path / "other" / "a1")
         finally:
             await other.close()
-        b_token = rig.gateway.add_agent("b", MODEL, provider_for(rig.upstream), tmp_path / "agents" / "b")
+        b_token = await rig.gateway.add_agent("b", MODEL, provider_for(rig.upstream), tmp_path / "agents" / "b")
         path, body, _ = model_request("openai-chat", False, rig.token)
         refused = [
             {},
             {"Authorization": f"Bearer {foreign}"},
+            {"Authorization": f"Bearer {b_token}"},  # B's own token, leaked to A: good at B's port only
             {"Authorization": "Bearer sk-live-DISTINCTIVE-123456"},
             {"Authorization": "Bearer sk-proj-forged0000000000000000"},
             {"Authorization": rig.token},  # no Bearer: not a credential at all
@@ -232,16 +235,16 @@ async def test_tokens_forged_missing_foreign_or_doubled_are_refused_401(tmp_path
 async def test_a_burst_of_1000_requests_is_mostly_refused_429_and_never_slows_or_charges_another_agent(tmp_path):
     limits = GatewayLimits(concurrent_per_agent=8, rate_per_s=20.0, burst=40)
     async with running(tmp_path, limits=limits, final=Turn(text="slowly", delay_s=0.2)) as rig:
-        b_token = rig.gateway.add_agent("b", MODEL, provider_for(rig.upstream), tmp_path / "agents" / "b")
+        b_token = await rig.gateway.add_agent("b", MODEL, provider_for(rig.upstream), tmp_path / "agents" / "b")
         b_headers = {"Authorization": f"Bearer {b_token}"}
-        async with httpx.AsyncClient(base_url=rig.gateway.url, timeout=10) as b_client:
+        async with httpx.AsyncClient(base_url=rig.gateway.url("b"), timeout=10) as b_client:
             assert (await b_client.get("/v1/models", headers=b_headers)).status_code == 200  # B's connection is open
             path, body, headers = model_request("openai-chat", False, rig.token)
             connector = aiohttp.TCPConnector(limit=0, force_close=True)
             async with aiohttp.ClientSession(connector=connector) as session:
 
                 async def one() -> int:
-                    async with session.post(rig.gateway.url + path, json=body, headers=headers) as response:
+                    async with session.post(rig.gateway.url("a1") + path, json=body, headers=headers) as response:
                         await response.read()
                         return response.status
 

@@ -202,3 +202,56 @@ async def test_the_example_external_adapter_writes_every_protocol_file(guest: Te
     assert trace[0].output.startswith("Linux ") and "Debian GNU/Linux 12" in trace[0].output
     assert trace[1].output.splitlines()[0] == "enabled" and not trace[1].is_error
     assert files.json("usage.json")["tool_calls"] == 2 and result.usage.resource_units == 2
+
+
+async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_forward(guest: TerritoryVM) -> None:
+    """The guest has no route out; the referee's SSH connection carries its loopback port to the gateway, where
+    only this agent's token is good (another token, or none, is refused) and the provider's key never enters."""
+    from aoe_tui.agents.gateway.metering import Charge
+    from aoe_tui.agents.gateway.server import Gateway
+    from aoe_tui.agents.providers import ProviderConfig
+    from aoe_tui.testing.model_server import ScriptedModelServer, Turn
+
+    charges: list[Charge] = []
+
+    class Meter:
+        def refusal(self, agent_id: str, rounds_in_flight: int) -> None:
+            return None
+
+        def charge(self, agent_id: str, charge: Charge) -> None:
+            charges.append(charge)
+
+        def refused_over_budget(self, agent_id: str, reason: str) -> None:
+            raise AssertionError(reason)
+
+    async with ScriptedModelServer([Turn(text="hello from the model")]) as upstream:
+        gateway = Gateway(Meter())
+        await gateway.start()
+        provider = ProviderConfig("scripted", DISTINCTIVE_KEY, {"openai": upstream.openai_base_url})
+        token = await gateway.add_agent("in-guest", "scripted/in-guest", provider, guest.config.directory / "agent")
+        other = Gateway(Meter())
+        await other.start()
+        foreign = await other.add_agent("in-guest", "scripted/in-guest", provider, guest.config.directory / "other")
+        listener = await guest.ssh.forward_to_host(18411, gateway.port("in-guest"))
+        try:
+            body = '{"model": "scripted/in-guest", "messages": [{"role": "user", "content": "hi"}]}'
+
+            async def ask(key: str) -> str:
+                result = await guest.ssh.run(
+                    f"curl -sS -w ' %{{http_code}}' -H 'Authorization: Bearer {key}' "
+                    f"-H 'Content-Type: application/json' --data '{body}' "
+                    "http://127.0.0.1:18411/v1/chat/completions",
+                    timeout=30,
+                )
+                return result.stdout
+
+            answer = await ask(token)
+            assert answer.endswith(" 200") and "hello from the model" in answer, answer
+            assert (await ask(foreign)).endswith(" 401")
+            assert (await ask("sk-guessed")).endswith(" 401")
+            assert {request.headers["Authorization"] for request in upstream.requests} == {f"Bearer {DISTINCTIVE_KEY}"}
+            assert len(charges) == len(upstream.requests) == 1
+        finally:
+            listener.close()
+            await gateway.close()
+            await other.close()

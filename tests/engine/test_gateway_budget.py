@@ -34,7 +34,7 @@ async def gateway_match(tmp_path):
         await gateway.start()
         provider = ProviderConfig("local", KEY, {"openai": upstream.openai_base_url})
         tokens = {
-            agent.id: gateway.add_agent(agent.id, agent.model, provider, tmp_path / "agents" / agent.id)
+            agent.id: await gateway.add_agent(agent.id, agent.model, provider, tmp_path / "agents" / agent.id)
             for agent in match.manifest.agents
         }
         try:
@@ -44,9 +44,9 @@ async def gateway_match(tmp_path):
             match.close()
 
 
-async def ask(client: httpx.AsyncClient, gateway: Gateway, token: str, model: str) -> httpx.Response:
+async def ask(client: httpx.AsyncClient, gateway: Gateway, token: str, model: str, agent: str = "oracle"):
     return await client.post(
-        f"{gateway.url}/v1/chat/completions",
+        f"{gateway.url(agent)}/v1/chat/completions",
         json={"model": model, "messages": [{"role": "user", "content": "go"}]},
         headers={"Authorization": f"Bearer {token}"},
     )
@@ -75,7 +75,7 @@ async def test_rounds_beyond_the_budget_are_refused_even_all_at_once_and_the_pla
 async def test_a_metered_agents_own_report_is_kept_beside_never_charged(gateway_match) -> None:
     match, gateway, tokens, _ = gateway_match
     async with httpx.AsyncClient(timeout=10) as client:
-        assert (await ask(client, gateway, tokens["amnesiac"], "scripted/in-memory")).status_code == 200
+        assert (await ask(client, gateway, tokens["amnesiac"], "scripted/in-memory", "amnesiac")).status_code == 200
     lying = match.agents["amnesiac"]
     lying.usage = lambda: Usage(resource_units=0, input_tokens=1, output_tokens=1, cost_microusd=0)
     match.referee.charge_usage()

@@ -31,6 +31,7 @@ from aoe_tui.agents.wire.sse import EventTooLarge, SSEDecoder
 from aoe_tui.agents.wire.usage import TokenUsage
 
 TOKEN_PREFIX = "aoe-gw-"
+LOOPBACK = "127.0.0.1"
 # What a client's request may tell the provider besides its body; its credentials never pass.
 _FORWARDED_HEADERS = {"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta", "user-agent"}
 _RETURNED_HEADERS = {"content-type", "retry-after", "request-id", "x-request-id"}
@@ -45,6 +46,7 @@ class GatewayAgent:
     model: str
     provider: ProviderConfig | None
     token: str
+    port: int  # its own listening port: its token is good there only
     calls: ModelCallLog
     bucket: TokenBucket
     in_flight: int = 0
@@ -85,22 +87,15 @@ class Gateway:
         self._by_token: dict[str, GatewayAgent] = {}
         self._runner: web.AppRunner | None = None
         self._http: httpx.AsyncClient | None = None
-        self.port: int | None = None
 
     # -- life ----------------------------------------------------------------------------------------
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    async def start(self) -> None:
         app = web.Application(client_max_size=self.limits.max_request_bytes)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         # No access log: the model-call record is the log, and a hostile client's burst must not flood stderr.
-        # The rest of a refused body (413, 408) is read and dropped for a moment, so the client can read its
-        # refusal, but not for aiohttp's default 10 s: a client gone meanwhile is not always seen, and close()
-        # waited that long for it.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=_LINGER_S)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, backlog=256)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(self.limits.first_byte_s, connect=self.limits.connect_s),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
@@ -108,12 +103,12 @@ class Gateway:
             trust_env=True,
         )
 
-    @property
-    def url(self) -> str:
-        """The base URL agents are given (each protocol's path goes after it, /v1 included)."""
-        if self.port is None:
-            raise RuntimeError("the gateway has not started")
-        return f"http://127.0.0.1:{self.port}"
+    def url(self, agent_id: str) -> str:
+        """The base URL agent `agent_id` is given (each protocol's path goes after it, /v1 included)."""
+        return f"http://{LOOPBACK}:{self._agents[agent_id].port}"
+
+    def port(self, agent_id: str) -> int:
+        return self._agents[agent_id].port
 
     async def close(self) -> None:
         """Stop serving, drop the upstream connections, put every model-call record back in place."""
@@ -126,8 +121,14 @@ class Gateway:
         for agent in self._agents.values():
             agent.calls.close()
 
-    def add_agent(self, agent_id: str, model: str, provider: ProviderConfig | None, agent_directory: Path) -> str:
-        """Register an agent; returns its token, good for this gateway (this match) and this agent only."""
+    async def add_agent(self, agent_id: str, model: str, provider: ProviderConfig | None, agent_directory: Path) -> str:
+        """Register an agent and open its own port; returns its token, good for this gateway (this match), this
+        agent and this port only: a token that leaked to another agent is refused at that agent's port."""
+        if self._runner is None:
+            raise RuntimeError("the gateway has not started")
+        site = web.TCPSite(self._runner, LOOPBACK, 0, backlog=256)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp keeps no public port
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         known = [provider.api_key] if provider is not None else []
         agent = GatewayAgent(
@@ -135,6 +136,7 @@ class Gateway:
             model,
             provider,
             token,
+            port,
             ModelCallLog(agent_directory / MODEL_CALLS, known, self.limits.record_field_chars),
             TokenBucket(self.limits.rate_per_s, self.limits.burst),
         )
@@ -187,7 +189,11 @@ class Gateway:
             presented.add(request.query["key"])
         if len(presented) != 1:  # none, or two different credentials: never guess which one is meant
             return None
-        return self._by_token.get(presented.pop())
+        agent = self._by_token.get(presented.pop())
+        arrived_at = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        if agent is None or not arrived_at or arrived_at[1] != agent.port:
+            return None
+        return agent
 
     async def _exchange(self, request: web.Request, found: Route, agent: GatewayAgent) -> web.StreamResponse:
         protocol = found.protocol

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoe_tui.agents.scripted.plans import Plan
+from aoe_tui.agents.scripted.base import Plan
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
 from aoe_tui.store.manifest_file import load_manifest
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_tui.agents import protocol as p
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 from aoe_tui.domain.head_tail import HeadTail
 
 SSH_LOST = 255

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aoe_tui.agents.scripted.plans import SERVICE_URL, UNIT, Plan, Step
+from aoe_tui.agents.scripted.base import SERVICE_URL, UNIT, Plan, Step
 
 _PROJECT = Path(__file__).resolve().parents[3]
 _PORT_SPAN = 6  # neighbours' ports lie within this distance of one's own (three territories either side)

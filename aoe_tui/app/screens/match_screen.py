@@ -23,7 +23,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
 from aoe_tui.store.saved_match import load_match
-from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.screens.commands import MatchCommands
 from aoe_tui.app.screens.dirty_lines import DirtyLinesCompositor
 from aoe_tui.app.screens.idle_collection import CHECK_EVERY_S, IdleCollector
 from aoe_tui.app.widgets.event_list import EventList

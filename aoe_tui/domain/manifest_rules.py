@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from aoe_tui.domain.manifest import Manifest
+from aoe_tui.domain.manifest import Manifest, Milestone
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -188,7 +188,7 @@ def _check_milestone_timeouts(manifest: Manifest, add: Add) -> None:
             )
 
 
-def _cycle_members(milestones) -> list[str]:
+def _cycle_members(milestones: list[Milestone]) -> list[str]:
     """Milestones that sit on a dependency cycle (reported once each)."""
     graph = {m.id: [d for d in m.depends_on] for m in milestones}
     on_cycle: list[str] = []

@@ -127,10 +127,16 @@ class TimelineIndex:
 
     @classmethod
     def from_log(
-        cls, data: bytes, source: str, progress: Callable[[float], None] | None = None, **options
+        cls,
+        data: bytes,
+        source: str,
+        progress: Callable[[float], None] | None = None,
+        *,
+        keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+        budget_bytes: int = KEYFRAME_BUDGET_BYTES,
     ) -> TimelineIndex:
         """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read."""
-        index = cls(**options)
+        index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
         keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head

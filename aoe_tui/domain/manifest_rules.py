@@ -93,12 +93,17 @@ class _Sections:
 Add = Callable[[str, str], None]
 
 
+def _collector(found: list[Problem]) -> Add:
+    """An `add` that keeps a check's problems in `found`."""
+    return lambda path, message: found.append(Problem(path, message))
+
+
 def _run_checks(manifest: Manifest | _Sections) -> list[Problem]:
     problems: list[Problem] = []
     for check in CHECKS:
         found: list[Problem] = []
         try:
-            check(manifest, lambda path, message: found.append(Problem(path, message)))
+            check(manifest, _collector(found))
         except _Unavailable:
             continue
         problems += found

@@ -14,7 +14,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.arena_segment import SegmentHub
@@ -93,7 +93,7 @@ class MatchRuntime:
         self.qemu_user: QemuUser | None = None
         self.segment: SegmentHub | None = None
 
-    async def __aenter__(self) -> "MatchRuntime":
+    async def __aenter__(self) -> MatchRuntime:
         await self.start()
         return self
 

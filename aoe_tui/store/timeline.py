@@ -177,11 +177,11 @@ class TimelineIndex:
             else:
                 return index
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
-            for offset, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
-                keep_start(offset)
+            for at, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
+                keep_start(at)
                 index._add(split)
                 if progress is not None and len(index) % PROGRESS_EVERY == 0:
-                    progress(offset / size)
+                    progress(at / size)
         finally:
             if collecting:
                 gc.enable()

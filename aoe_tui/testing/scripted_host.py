@@ -24,7 +24,8 @@ import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
+from collections.abc import Callable, Iterable
 
 from aoe_tui.engine.provisioning import MARKER as PROVISIONING_MARKER
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable

@@ -27,8 +27,8 @@ _PORT_SPAN = 6  # neighbours' ports lie within this distance of one's own (three
 # The match directory, seen from the adapter: agents/<id>/result.json is three levels down.
 _MATCH = 'MATCH="$(dirname "$(dirname "$(dirname "$AOE_RESULT_FILE")")")"'
 _NEIGHBOUR_PORTS = (
-    "for p in $(seq $((AOE_SSH_PORT - %d)) $((AOE_SSH_PORT + %d))); do "
-    '[ "$p" = "$AOE_SSH_PORT" ] || [ "$p" = $((AOE_SSH_PORT + 1)) ] || echo $p; done' % (_PORT_SPAN, _PORT_SPAN)
+    f"for p in $(seq $((AOE_SSH_PORT - {_PORT_SPAN})) $((AOE_SSH_PORT + {_PORT_SPAN}))); do "
+    '[ "$p" = "$AOE_SSH_PORT" ] || [ "$p" = $((AOE_SSH_PORT + 1)) ] || echo $p; done'
 )
 
 

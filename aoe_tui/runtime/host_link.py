@@ -192,6 +192,7 @@ class HostLink:
     async def ensure_image(self, image: ImageInfo, progress: Progress) -> ImageInfo:
         """The image as it lives on the host (paths there), uploaded first when the host lacks this recipe."""
         final = self.image_dir(image.recipe_hash)
+        # The host's own paths (PurePosixPath), where ImageInfo declares this machine's Path: only passed on to it.
         remote = ImageInfo(final / "base.raw", final / "vmlinuz", final / "initrd.img", image.recipe_hash)  # type: ignore[arg-type]
         if await self.has_image(image):
             progress(f"host {self.name}: image {image.recipe_hash} present")

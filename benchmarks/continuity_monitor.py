@@ -32,11 +32,11 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-import httpx  # noqa: E402
+import httpx
 
-from aoe_tui.engine.clock import MatchClock  # noqa: E402
-from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor  # noqa: E402
-from aoe_tui.store.manifest_file import load_manifest  # noqa: E402
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor
+from aoe_tui.store.manifest_file import load_manifest
 
 ARENA = PROJECT / "arenas" / "zero-downtime-rollout" / "arena.toml"
 BODIES = {

@@ -40,7 +40,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from aoe_tui.runtime.load_generator import LoadGenerator, parse_plan  # noqa: E402
+from aoe_tui.runtime.load_generator import LoadGenerator, parse_plan
 
 SERVER = r"""
 import asyncio, json, sys, time
@@ -169,7 +169,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7, help="bursts per size and per side (median reported)")
     parser.add_argument("--seconds", type=float, default=3.0, help="how long the ceiling is measured")
     args = parser.parse_args()
-    print("load average (1, 5, 15 min): %.1f %.1f %.1f on %d cores" % (*os.getloadavg(), os.cpu_count() or 0))
+    one, five, fifteen = os.getloadavg()
+    print(f"load average (1, 5, 15 min): {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count() or 0} cores")
     server = Server()
     try:
         rate, ours, theirs = asyncio.run(ceiling(server, args.seconds))

@@ -39,23 +39,24 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable, NoReturn
+from typing import NoReturn
+from collections.abc import Awaitable, Callable
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from aoe_tui.domain.manifest import Manifest, Milestone  # noqa: E402
-from aoe_tui.testing.scripted_agent import ScriptedAgent  # noqa: E402
-from aoe_tui.testing.clock import ManualSource  # noqa: E402
-from aoe_tui.engine.clock import MatchClock  # noqa: E402
-from aoe_tui.engine.recorder import MatchRecorder  # noqa: E402
-from aoe_tui.engine.referee import Referee  # noqa: E402
-from aoe_tui.engine.territory import RebootProof  # noqa: E402
-from aoe_tui.testing.scripted_host import ScriptedPlan  # noqa: E402
-from aoe_tui.engine.verifier import run_verifier  # noqa: E402
-from aoe_tui.store.manifest_file import read_manifest_data  # noqa: E402
-from aoe_tui.store.event_log import SYNC_GATHER_SECONDS  # noqa: E402
-from aoe_tui.store.match_layout import MatchLayout  # noqa: E402
+from aoe_tui.domain.manifest import Manifest, Milestone
+from aoe_tui.testing.scripted_agent import ScriptedAgent
+from aoe_tui.testing.clock import ManualSource
+from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.referee import Referee
+from aoe_tui.engine.territory import RebootProof
+from aoe_tui.testing.scripted_host import ScriptedPlan
+from aoe_tui.engine.verifier import run_verifier
+from aoe_tui.store.manifest_file import read_manifest_data
+from aoe_tui.store.event_log import SYNC_GATHER_SECONDS
+from aoe_tui.store.match_layout import MatchLayout
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 TRIVIAL = '#!/bin/sh\necho \'{"ok": true}\' > "$AOE_EVIDENCE_FILE"\n'

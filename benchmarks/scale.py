@@ -46,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ def seek_figures(folder: Path, count: int) -> dict[str, float]:
         for at in range(position + 1):
             apply_at(world, *timeline.events.split(at))  # type: ignore[attr-defined]
 
-    folds = [best(lambda: fold_from_zero(p), 1) for p in rng.sample(range(count), 2)]
+    folds = [best(partial(fold_from_zero, p), 1) for p in rng.sample(range(count), 2)]
     return {
         "seek_p50": seeks[len(seeks) // 2],
         "seek_p99": seeks[int(len(seeks) * 0.99) - 1],
@@ -223,7 +224,7 @@ def child_app(folder: str, frames: str, profile: str = "") -> None:
             moments = random.Random(7)
             for _ in range(int(frames)):  # a click on the scrubber: anywhere in the match
                 moment = moments.randrange(screen.playback.duration_ms + 1)
-                await frame("seek", lambda: screen.seek(moment))
+                await frame("seek", partial(screen.seek, moment))
             for _ in range(max(int(frames) // 5, 1)):
                 await frame("end", screen.action_end)
                 await frame("home", screen.action_home)

@@ -30,7 +30,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from aoe_tui.testing.loopback_sshd import loopback_sshd  # noqa: E402
+from aoe_tui.testing.loopback_sshd import loopback_sshd
 
 AOE = [sys.executable, "-m", "aoe_tui.cli.main"]
 ENV = {**os.environ, "PYTHONPATH": str(PROJECT)}

@@ -9,7 +9,7 @@ variables a manifest's agent names in `env`, plus the protocol's own values.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 BASIC_NAMES = ("PATH", "LANG", "LANGUAGE", "TERM", "TZ")
 

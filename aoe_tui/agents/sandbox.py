@@ -71,7 +71,7 @@ class Sandbox:
     memory_bytes: int = MEMORY_BYTES
     max_processes: int = MAX_PROCESSES
 
-    def prepare(self) -> "PreparedSandbox":
+    def prepare(self) -> PreparedSandbox:
         """Install the uid's firewall, chown the agent folder to the uid, stage the file copies as fds."""
         for tool in ("bwrap", "setpriv", "prlimit"):
             if shutil.which(tool) is None:

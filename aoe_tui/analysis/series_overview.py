@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
+from collections.abc import Callable
 
 from aoe_tui.analysis.standings import Seat, benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError

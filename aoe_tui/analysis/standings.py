@@ -190,6 +190,7 @@ def benchmark_standings(seats: list[Seat]) -> list[dict[str, Any]]:
     for (model, adapter, effort), group in by_config.items():
         counted = [s for s in group if not s.forfeit]
         available = [s.milestones_available for s in counted]
+        known = [count for count in available if count is not None]
         failures = Counter(s.failure_source for s in group if s.failure_source is not None)
         row = {
             "model": model,
@@ -199,7 +200,7 @@ def benchmark_standings(seats: list[Seat]) -> list[dict[str, Any]]:
             **_totals(group),
             "durable_times_ms": sorted(s.durable_at_ms for s in counted if s.durable_at_ms is not None),
             "milestone_passes": sum(s.milestone_passes for s in counted),
-            "milestones_available": None if None in available else sum(available),  # type: ignore[arg-type]
+            "milestones_available": sum(known) if len(known) == len(available) else None,
             "failures": dict(sorted(failures.items())),
         }
         rows.append((row, group))

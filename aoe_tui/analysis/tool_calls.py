@@ -119,6 +119,7 @@ def _written_content(tool_input: Any) -> str | None:
     if not isinstance(tool_input, dict):
         return None
     for key in ("content", "new_string", "new_str", "file_text", "text"):
-        if isinstance(tool_input.get(key), str):
-            return tool_input[key]
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
     return None

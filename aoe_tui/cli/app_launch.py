@@ -52,7 +52,7 @@ def open_browser(roots: list[Path]) -> int:
     return 0
 
 
-def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -> int:
+def run_live(runner: MatchRunner, before_match: BeforeMatch | None = None) -> int:
     """The match in the app; afterwards one line on the terminal says where its record is."""
     from aoe_tui.app.live_app import LiveApp
 
@@ -73,7 +73,7 @@ def run_live(runner: "MatchRunner", before_match: "BeforeMatch | None" = None) -
     return 0 if app.stopped_by_signal is None else exit_status(app.stopped_by_signal)
 
 
-def run_series_live(series: "SeriesRunner", log: "SeriesLog") -> "SeriesLiveApp":
+def run_series_live(series: SeriesRunner, log: SeriesLog) -> SeriesLiveApp:
     """The series in the app (`log`: the series' report); returns the app once it has left, to say how it ended.
     The series is opened first, so a folder that cannot be resumed is one line before any screen is drawn."""
     from aoe_tui.analysis.series_overview import round_summaries

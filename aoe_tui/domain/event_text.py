@@ -83,7 +83,7 @@ def _usage(event: ev.UsageCharged | ev.UsageReported) -> str:
     return f"+{event.resource_units or 0} units, {tokens}, {cost}"
 
 
-def _monitor(summary) -> str:
+def _monitor(summary: object) -> str:
     if not isinstance(summary, dict):
         return "no summary"
     text = f"{summary.get('samples')} samples, {summary.get('failures')} failed checks"

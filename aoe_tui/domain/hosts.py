@@ -61,7 +61,7 @@ class Inventory(_Strict):
     hosts: list[HostSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "Inventory":
+    def _unique_names(self) -> Inventory:
         names = [h.name for h in self.hosts]
         if duplicate := next((n for n in names if names.count(n) > 1), None):
             raise ValueError(f"host name {duplicate!r} appears more than once")

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from aoe_tui.domain.manifest import Manifest
+from aoe_tui.domain.manifest import Manifest, Milestone
 
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -93,12 +93,17 @@ class _Sections:
 Add = Callable[[str, str], None]
 
 
+def _collector(found: list[Problem]) -> Add:
+    """An `add` that keeps a check's problems in `found`."""
+    return lambda path, message: found.append(Problem(path, message))
+
+
 def _run_checks(manifest: Manifest | _Sections) -> list[Problem]:
     problems: list[Problem] = []
     for check in CHECKS:
         found: list[Problem] = []
         try:
-            check(manifest, lambda path, message: found.append(Problem(path, message)))
+            check(manifest, _collector(found))
         except _Unavailable:
             continue
         problems += found
@@ -188,7 +193,7 @@ def _check_milestone_timeouts(manifest: Manifest, add: Add) -> None:
             )
 
 
-def _cycle_members(milestones) -> list[str]:
+def _cycle_members(milestones: list[Milestone]) -> list[str]:
     """Milestones that sit on a dependency cycle (reported once each)."""
     graph = {m.id: [d for d in m.depends_on] for m in milestones}
     on_cycle: list[str] = []

@@ -90,7 +90,7 @@ class ConquestReferee(Referee):
         started = time.monotonic()
         try:
             return await asyncio.wait_for(self.probe(territory_id, self.hosts[territory_id]), PROBE_TIMEOUT_SECONDS)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return ProbeResult(False, None, int((time.monotonic() - started) * 1000), "probe timed out")
 
     async def preflight(self, seconds: float = PREFLIGHT_SECONDS) -> None:

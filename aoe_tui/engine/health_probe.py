@@ -48,7 +48,7 @@ async def probe_http(
 
     try:
         raw = await asyncio.wait_for(_get(host, port, path), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return done(False, None, f"timed out after {timeout:g} s")
     except OSError as error:
         return done(False, None, os.strerror(error.errno) if error.errno else str(error) or type(error).__name__)

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar, Union
+from typing import TypeVar
+from collections.abc import Callable
 
 from aoe_tui.domain.events import UNSTAMPED, EventBase
 from aoe_tui.domain.reducer import apply_event
@@ -35,7 +36,7 @@ class Progress:
     territory: str | None = None
 
 
-MatchUpdate = Union[EventBase, Progress]
+MatchUpdate = EventBase | Progress
 Subscriber = Callable[[MatchUpdate], None]
 E = TypeVar("E", bound=EventBase)
 

@@ -342,7 +342,7 @@ class SeriesRunner(Stoppable):
             if runner is None or not runner.request_stop(reason):
                 task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
-        for number, host in running.values():
+        for _number, host in running.values():
             pool.release(host, need)
 
     async def _play_round(self, number: int, host: str | None = None) -> bool:

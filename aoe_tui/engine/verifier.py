@@ -77,7 +77,7 @@ async def run_verifier(script: Path, env: dict[str, str], timeout: float, eviden
             detail=f"{script.name} printed more than {PIPE_CAP_BYTES // 1024} KiB and was "
             f"killed (a flood from the guest?): {last_line(stderr.text()) or ''}",
         )
-    except asyncio.TimeoutError:
+    except TimeoutError:
         await _reap(process)
         return VerifierOutcome("timeout", detail=f"{script.name} did not finish within {timeout:g} s")
     except asyncio.CancelledError:
@@ -162,7 +162,7 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(
             asyncio.gather(discard(process.stdout), discard(process.stderr), process.wait()), _REAP_SECONDS
         )
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass  # something kept a pipe open outside the group; the verdict stands
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from aoe_tui.runtime.ports import LOOPBACK
 
@@ -37,10 +38,11 @@ class SegmentHub(asyncio.DatagramProtocol):
         loop = asyncio.get_running_loop()
         await loop.create_datagram_endpoint(lambda: self, local_addr=(LOOPBACK, self.port))
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    # asyncio hands a datagram endpoint's protocol a DatagramTransport (BaseProtocol declares the base class)
+    def connection_made(self, transport: asyncio.DatagramTransport) -> None:  # type: ignore[override]
         self.transport = transport
 
-    def datagram_received(self, data: bytes, addr) -> None:  # type: ignore[override]
+    def datagram_received(self, data: bytes, addr: tuple[str | Any, int]) -> None:
         host, port = addr[0], addr[1]
         sender = self.members.get(port) if host == LOOPBACK else None
         if sender is None or len(data) > MAX_FRAME or self.transport is None:

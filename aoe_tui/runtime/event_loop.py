@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import libvirtaio
 
@@ -39,7 +40,8 @@ class ThreadSafeAsyncIOImpl(libvirtaio.virEventAsyncIOImpl):
     def _add_handle(self, fd: int, event: int, cb: Any, opaque: Any) -> int:
         callback = libvirtaio.FDCallback(self, cb, opaque, descriptor=None, event=event)
         self._post(self._attach_handle, fd, callback)
-        return callback.iden
+        iden: int = callback.iden  # libvirtaio has no types: its callbacks' ids are ints
+        return iden
 
     def _attach_handle(self, fd: int, callback: libvirtaio.FDCallback) -> None:
         callback.descriptor = self.descriptors[fd]
@@ -57,7 +59,8 @@ class ThreadSafeAsyncIOImpl(libvirtaio.virEventAsyncIOImpl):
     def _add_timeout(self, timeout: int, cb: Any, opaque: Any) -> int:
         callback = libvirtaio.TimeoutCallback(self, cb, opaque)
         self._post(self._attach_timeout, callback, timeout)
-        return callback.iden
+        iden: int = callback.iden
+        return iden
 
     def _attach_timeout(self, callback: libvirtaio.TimeoutCallback, timeout: int) -> None:
         self.callbacks[callback.iden] = callback

@@ -17,7 +17,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot

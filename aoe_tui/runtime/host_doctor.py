@@ -29,13 +29,14 @@ async def check_hosts(inventory: Inventory) -> list[Check]:
 
 async def _check_host(host: HostSpec) -> list[Check]:
     checks: list[Check] = []
-    link = HostLink(host) if host.remote else None
-    if link is not None:
+    ssh = host.ssh  # a remote host's (`host.remote`)
+    link = HostLink(host) if ssh is not None else None
+    if ssh is not None and link is not None:
         try:
             await link.connect()
         except AoeError as error:
             return [Check("ssh", "fail", str(error), HOSTS_FIX)]
-        checks.append(Check("ssh", "ok", f"{host.ssh.user}@{host.ssh.host}:{host.ssh.port} (host key pinned)"))  # type: ignore[union-attr]
+        checks.append(Check("ssh", "ok", f"{ssh.user}@{ssh.host}:{ssh.port} (host key pinned)"))
     try:
         checks += await _libvirt(host)
         checks.append(await _image(host, link) if link is not None else image_check())

@@ -101,7 +101,7 @@ class HostLink:
                 config=[],
                 preferred_auth="publickey",
             )
-        except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError, asyncssh.Error) as error:
             raise HostUnreachable(
                 f"host {self.name}: SSH to {ssh.user}@{ssh.host}:{ssh.port} failed: {_say(error)}"
             ) from None
@@ -135,7 +135,7 @@ class HostLink:
         """A shell command on the host; a non-zero exit raises AoeError with its stderr when `check`."""
         try:
             result = await asyncio.wait_for(self._live().run(command, check=False), timeout)
-        except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
+        except (TimeoutError, OSError, asyncssh.Error) as error:
             raise HostUnreachable(f"host {self.name}: `{command[:60]}` failed: {_say(error)}") from None
         if check and result.exit_status != 0:
             raise AoeError(
@@ -153,13 +153,13 @@ class HostLink:
 
         async def pump() -> None:
             try:
-                out = open(local, "ab")
+                out = open(local, "ab")  # noqa: SIM115  (reopened on rotation below; closed in the finally)
                 try:
                     while chunk := await process.stdout.read(65536):
                         if out.tell() + len(chunk) > CONSOLE_FILE_MAX_BYTES:
                             out.close()
                             _rotate(local)
-                            out = open(local, "ab")
+                            out = open(local, "ab")  # noqa: SIM115  (the same handle, rotated)
                         out.write(chunk)
                         out.flush()
                 finally:
@@ -192,6 +192,7 @@ class HostLink:
     async def ensure_image(self, image: ImageInfo, progress: Progress) -> ImageInfo:
         """The image as it lives on the host (paths there), uploaded first when the host lacks this recipe."""
         final = self.image_dir(image.recipe_hash)
+        # The host's own paths (PurePosixPath), where ImageInfo declares this machine's Path: only passed on to it.
         remote = ImageInfo(final / "base.raw", final / "vmlinuz", final / "initrd.img", image.recipe_hash)  # type: ignore[arg-type]
         if await self.has_image(image):
             progress(f"host {self.name}: image {image.recipe_hash} present")

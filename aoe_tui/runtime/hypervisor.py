@@ -13,7 +13,8 @@ import functools
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import libvirt
@@ -101,7 +102,7 @@ class Hypervisor:
         self._callback_ids: list[int] = []
 
     @classmethod
-    async def connect(cls, uri: str = DEFAULT_URI) -> "Hypervisor":
+    async def connect(cls, uri: str = DEFAULT_URI) -> Hypervisor:
         ensure_libvirt_event_loop()
         try:
             connection = await asyncio.to_thread(libvirt.open, uri)

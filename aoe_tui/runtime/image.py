@@ -15,7 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.guest_recipe import GuestRecipe

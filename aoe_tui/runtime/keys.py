@@ -30,7 +30,7 @@ class MatchKeys:
         self.directory = Path(directory)
 
     @classmethod
-    def ensure(cls, directory: Path, comment: str | None = None) -> "MatchKeys":
+    def ensure(cls, directory: Path, comment: str | None = None) -> MatchKeys:
         """Load the key pair in `directory`, generating it on first use (`comment`: whose key it is)."""
         keys = cls(directory)
         if not keys.private_key_path.exists():
@@ -45,7 +45,7 @@ class MatchKeys:
         return keys
 
     @classmethod
-    def for_territory(cls, directory: Path, match_id: str, territory_id: str) -> "MatchKeys":
+    def for_territory(cls, directory: Path, match_id: str, territory_id: str) -> MatchKeys:
         """The territory's own identity in `directory` (store.match_layout: `ssh/<territory>/`), made on first use."""
         return cls.ensure(Path(directory), comment=f"aoe-{match_id}-{territory_id}")
 

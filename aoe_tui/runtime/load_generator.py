@@ -127,7 +127,9 @@ class PlanError(ValueError):
     """A plan that is not of the documented form (the arena's fault, never the player's)."""
 
 
-def _number(data: dict, key: str, default: float | None = None, low: float = 0.0, high: float = MAX_TIMEOUT_SECONDS):
+def _number(
+    data: dict, key: str, default: float | None = None, low: float = 0.0, high: float = MAX_TIMEOUT_SECONDS
+) -> float:
     value = data.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
         raise PlanError(f"{key} must be a number from {low:g} to {high:g}, not {value!r}")

@@ -64,7 +64,7 @@ def _require_state(name: str) -> VMState:
 
 
 def _free_port_pair(base_port: int) -> tuple[int, int]:
-    claimed = set()
+    claimed: set[int] = set()
     if vms_dir().is_dir():
         for other in vms_dir().glob("*/state.json"):
             try:

@@ -14,7 +14,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.arena_segment import SegmentHub
@@ -93,7 +93,7 @@ class MatchRuntime:
         self.qemu_user: QemuUser | None = None
         self.segment: SegmentHub | None = None
 
-    async def __aenter__(self) -> "MatchRuntime":
+    async def __aenter__(self) -> MatchRuntime:
         await self.start()
         return self
 
@@ -317,7 +317,7 @@ class MatchRuntime:
         shutil.rmtree(self.match_dir / STAGE_DIR, ignore_errors=True)  # links and copies, not a record
 
 
-async def _all_or_first_error(operations) -> None:
+async def _all_or_first_error(operations: Iterable[Awaitable[object]]) -> None:
     """Run all operations to completion (none left dangling), then raise the first failure."""
     results = await asyncio.gather(*operations, return_exceptions=True)
     for result in results:

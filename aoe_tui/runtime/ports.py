@@ -17,7 +17,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from aoe_tui.domain.errors import AoeError
 

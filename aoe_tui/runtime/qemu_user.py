@@ -22,10 +22,14 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.image import ImageInfo
+
+T = TypeVar("T")  # what a passwd or group lookup returns
 
 QEMU_CONF = Path("/etc/libvirt/qemu.conf")
 DEFAULT_USER = "libvirt-qemu"  # Debian's libvirt is built with this user and group
@@ -137,7 +141,7 @@ def _can(user: QemuUser, test_flag: str, path: Path) -> bool:
         return False
 
 
-def _resolve(name: str, lookup, field) -> int | None:
+def _resolve(name: str, lookup: Callable[[str], T], field: Callable[[T], int]) -> int | None:
     if name.startswith("+") and name[1:].isdigit():
         return int(name[1:])
     try:

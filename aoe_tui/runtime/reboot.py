@@ -84,7 +84,7 @@ class ConsoleWatch:
     _tail: bytes = field(default=b"", repr=False)
 
     @classmethod
-    def from_now(cls, path: Path) -> "ConsoleWatch":
+    def from_now(cls, path: Path) -> ConsoleWatch:
         return cls(path, console_size(path))
 
     def saw_banner(self) -> bool:

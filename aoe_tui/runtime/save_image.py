@@ -20,6 +20,7 @@ from __future__ import annotations
 import shutil
 import struct
 from pathlib import Path
+from typing import BinaryIO
 
 from aoe_tui.domain.errors import AoeError
 
@@ -56,7 +57,7 @@ def copy_with_definition(image: Path, target: Path, xml: str) -> None:
         shutil.copyfileobj(source, out, COPY_CHUNK)
 
 
-def _read_header(source, image: Path) -> list[int]:
+def _read_header(source: BinaryIO, image: Path) -> list[int]:
     """[version, data_len, was_running, compressed, cookie_offset], the file positioned after the header."""
     raw = source.read(HEADER.size)
     if len(raw) < HEADER.size or raw[:16] != MAGIC:

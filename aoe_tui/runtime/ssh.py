@@ -16,7 +16,8 @@ import shlex
 import time
 import uuid
 from pathlib import Path
-from typing import Awaitable, Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Awaitable, Callable
 
 import asyncssh
 
@@ -131,7 +132,7 @@ class GuestSSH:
                     f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned"
                     f"{pinned_in} ({error.reason})"
                 ) from None
-            except (OSError, asyncssh.Error, asyncio.TimeoutError) as error:
+            except (TimeoutError, OSError, asyncssh.Error) as error:
                 last_error = _describe(error)
             if time.monotonic() + _RETRY_PAUSE_S >= deadline:
                 await self._fail_if_gone()
@@ -193,7 +194,7 @@ class GuestSSH:
                 status = await asyncio.wait_for(self._stream(process, data, stdout, stderr), timeout)
             finally:
                 process.close()
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._kill_session(connection, token)
             raise RemoteTimeout(
                 f"{self.label}: `{_short(command)}` did not finish within {timeout:g} s and was killed",
@@ -298,7 +299,7 @@ async def close_gracefully(connection: asyncssh.SSHClientConnection, seconds: fl
     connection.close()
     try:
         await asyncio.wait_for(connection.wait_closed(), seconds)
-    except (asyncio.TimeoutError, OSError, asyncssh.Error):
+    except (TimeoutError, OSError, asyncssh.Error):
         connection.abort()
 
 

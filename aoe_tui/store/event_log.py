@@ -108,7 +108,7 @@ class EventLogWriter:
         if self.path.exists() and self.path.stat().st_size > 0:
             raise AoeError(f"{self.path}: refusing to write into an existing, non-empty event log")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
+        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (the writer's, until close())
         self.next_sequence = 0
         self.last_elapsed_ms = 0
         self._syncer = _Syncer(self._file.fileno())

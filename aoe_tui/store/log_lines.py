@@ -127,7 +127,7 @@ class LogLines(Sequence[EventBase]):
             return NotImplemented
         return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable like a list, as it compares equal to one
 
     def line(self, index: int) -> bytes:
         start = self.starts[index]

@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Sequence
-from typing import Any, Callable, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
+from collections.abc import Callable
 
 from pydantic import BaseModel, ValidationError
 

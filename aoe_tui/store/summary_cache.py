@@ -48,7 +48,13 @@ class SummaryCache:
         except (OSError, ValueError):
             return
         if isinstance(saved, dict) and saved.get("version") == CACHE_VERSION:
-            self._entries = saved.get("matches") or {}
+            matches = saved.get("matches")
+            if isinstance(matches, dict):  # an entry not in the shape `put` writes is damaged too: read again
+                self._entries = {
+                    path: entry
+                    for path, entry in matches.items()
+                    if isinstance(entry, dict) and isinstance(entry.get("summary"), dict)
+                }
 
     def get(self, path: Path) -> dict[str, Any] | None:
         """The summary kept for `path`, if none of its files changed since."""
@@ -57,7 +63,8 @@ class SummaryCache:
         entry = self._entries.get(str(path.resolve()))
         if entry is None or entry.get("stamps") != _stamps(path):
             return None
-        return entry["summary"]
+        summary: dict[str, Any] = entry["summary"]  # a dict: __init__ keeps no other
+        return summary
 
     def put(self, path: Path, summary: dict[str, Any]) -> None:
         if not path.exists():

@@ -127,10 +127,16 @@ class TimelineIndex:
 
     @classmethod
     def from_log(
-        cls, data: bytes, source: str, progress: Callable[[float], None] | None = None, **options
+        cls,
+        data: bytes,
+        source: str,
+        progress: Callable[[float], None] | None = None,
+        *,
+        keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
+        budget_bytes: int = KEYFRAME_BUDGET_BYTES,
     ) -> TimelineIndex:
         """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read."""
-        index = cls(**options)
+        index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
         keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head
@@ -171,11 +177,11 @@ class TimelineIndex:
             else:
                 return index
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
-            for offset, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
-                keep_start(offset)
+            for at, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
+                keep_start(at)
                 index._add(split)
                 if progress is not None and len(index) % PROGRESS_EVERY == 0:
-                    progress(offset / size)
+                    progress(at / size)
         finally:
             if collecting:
                 gc.enable()

@@ -7,7 +7,7 @@ adapter process.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from aoe_tui.agents.protocol import AgentResult, Usage
 

@@ -24,7 +24,8 @@ import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
+from collections.abc import Callable, Iterable
 
 from aoe_tui.engine.provisioning import MARKER as PROVISIONING_MARKER
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
@@ -79,8 +80,8 @@ class _QuietServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self.accepted = accepted
 
-    def process_request(self, request, client_address) -> None:
-        if self.accepted is not None:
+    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: object) -> None:
+        if self.accepted is not None and isinstance(request, socket.socket):  # a TCP server: always a socket
             self.accepted(request)
         super().process_request(request, client_address)
 

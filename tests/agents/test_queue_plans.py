@@ -11,7 +11,6 @@ import subprocess
 
 import pytest
 
-from aoe_tui.agents.scripted import plans  # noqa: F401  (the registry first: queue_plans imports from it)
 from aoe_tui.agents.scripted.queue_plans import QUEUE_DIR, QUEUE_PLANS
 
 

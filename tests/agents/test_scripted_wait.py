@@ -14,7 +14,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from aoe_tui.agents.scripted.plans import wait_until_answering
+from aoe_tui.agents.scripted.base import wait_until_answering
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nready"
 

@@ -1,10 +1,11 @@
 """The browser's listing: a match read once is listed from its cached summary until one of its files changes."""
 
+import json
 import shutil
 
 from aoe_tui.app.view import match_catalog
 from aoe_tui.app.view.match_catalog import build_catalog
-from aoe_tui.store.summary_cache import SummaryCache
+from aoe_tui.store.summary_cache import CACHE_VERSION, SummaryCache
 from tests.fixture_paths import HARNESS, ORACLE_DIR
 
 
@@ -44,6 +45,19 @@ def test_a_damaged_cache_is_rebuilt(tmp_path):
     cache.write_text("{not json")
     assert len(build_catalog([root], SummaryCache(cache))) == 2
     assert SummaryCache(cache).get(root / HARNESS.name) is not None
+
+
+def test_a_cache_of_the_right_version_but_damaged_entries_is_rebuilt(tmp_path):
+    """Valid JSON of this version whose entries are not what `put` writes (no summary, not an object, a list
+    of matches) is damaged too: it was read as it was and the listing failed (KeyError, AttributeError)."""
+    root = copied_matches(tmp_path)
+    harness = str((root / HARNESS.name).resolve())
+    for matches in ({harness: {"stamps": []}}, {harness: "summary"}, {harness: {"summary": []}}, [harness]):
+        cache = tmp_path / "cache.json"
+        cache.write_text(json.dumps({"version": CACHE_VERSION, "matches": matches}))
+        assert SummaryCache(cache).get(root / HARNESS.name) is None
+        assert len(build_catalog([root], SummaryCache(cache))) == 2
+        assert SummaryCache(cache).get(root / HARNESS.name) is not None
 
 
 def test_a_series_opens_from_its_round_summaries(tmp_path, monkeypatch):

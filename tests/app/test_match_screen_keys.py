@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Static, TabbedContent
 
 from aoe_tui.app.app import AoeApp
-from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.screens.commands import MatchCommands
 from aoe_tui.app.widgets.event_list import EventList
 from aoe_tui.app.widgets.header import MatchHeader
 from aoe_tui.app.screens.inspector import InspectorScreen

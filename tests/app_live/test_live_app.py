@@ -8,7 +8,7 @@ import math
 
 from textual.widgets import OptionList
 
-from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.screens.commands import MatchCommands
 from aoe_tui.app.screens.dialogs import BusyScreen, ConfirmScreen, PickerScreen
 from aoe_tui.app.widgets.header import MatchHeader
 from aoe_tui.app.screens.live_screen import LiveMatchScreen

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
+from collections.abc import Callable
 
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.territory import CommandResult

@@ -54,8 +54,10 @@ class ScriptedReferee:
             t.id: ScriptedTerritory(t.id, plans.get(t.id, NEVER_READY), self.clock.elapsed_ms, work)
             for t in self.manifest.territories
         }
+        assert self.manifest.build is not None, "a scripted match races for milestones"
         verifiers = {m.id: Path(m.verifier) for m in self.manifest.build.milestones}
-        self.referee = Referee(self.manifest, self.hosts, self.recorder, verifiers, work)
+        # The referee only reads its hosts but declares a dict (invariant): pending its rewrite (a Mapping).
+        self.referee = Referee(self.manifest, self.hosts, self.recorder, verifiers, work)  # type: ignore[arg-type]
         self.referee.open_match(sorted(self.hosts))
         self.agents = {}
         for spec in self.manifest.agents:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoe_tui.agents.scripted.plans import Plan
+from aoe_tui.agents.scripted.base import Plan
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
 from aoe_tui.store.manifest_file import load_manifest
 
@@ -246,6 +246,7 @@ class NamespacedGuest:
     async def verify(self, milestone: str, previous: dict | None = None, **env: str) -> VerifierOutcome:
         """The milestone's real verifier, run in the namespace against this guest as the referee runs it."""
         manifest = load_manifest(self.spec.arena / "arena.toml")
+        assert manifest.build is not None, f"{self.spec.arena} has no milestones to verify"
         script = self.spec.arena / next(m.verifier for m in manifest.build.milestones if m.id == milestone)
         wrapper = self._shim(f"verify-{milestone}", f"#!/bin/sh\nexec {' '.join(self.in_namespace(str(script)))}\n")
         evidence = {m: {"passed": True, "evidence": e} for m, e in (previous or {}).items()}

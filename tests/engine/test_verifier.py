@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from aoe_tui.engine.verifier import run_verifier
 
@@ -72,7 +73,7 @@ async def test_the_environment_reaches_the_script(tmp_path):
 
 
 def _rss_bytes() -> int:
-    for line in open("/proc/self/status"):
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) * 1024
     raise AssertionError("no VmRSS")
@@ -91,7 +92,7 @@ async def test_a_flooding_verifier_is_killed_at_the_cap_and_the_referee_stays_sm
     assert time.monotonic() - started < 10
     flooder = int(pid_file.read_text())
     for _ in range(50):
-        if not os.path.exists(f"/proc/{flooder}") or open(f"/proc/{flooder}/stat").read().split()[2] == "Z":
+        if not os.path.exists(f"/proc/{flooder}") or Path(f"/proc/{flooder}/stat").read_text().split()[2] == "Z":
             break
         time.sleep(0.05)
     else:

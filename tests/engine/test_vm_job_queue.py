@@ -36,7 +36,7 @@ PLANTED = "/root/notes/referee.txt"
 
 async def _operate(runner: MatchRunner, updates: asyncio.Queue, audit: dict) -> None:
     done: set[str] = set()
-    async for kind, where, f in race_events(updates):
+    async for kind, where, _f in race_events(updates):
         if kind == "agent_started" and "hold" not in done:
             done.add("hold")
             runner.pause_milestone("host-reboot", "queue-one")

@@ -42,7 +42,7 @@ async def _operate(runner: MatchRunner, updates: asyncio.Queue) -> None:
     """The operator of the shared race: hold the oracle's reboot until the tmpfs-writer has failed its own
     (so both outcomes are observed), pause the whole match once, and retry a passed milestone."""
     done: set[str] = set()
-    async for kind, where, f in race_events(updates):
+    async for kind, where, _f in race_events(updates):
         if kind == "agent_started" and "hold" not in done:
             done.add("hold")
             runner.pause_milestone("host-reboot", "builder-one")

@@ -45,8 +45,9 @@ def start_headless(arena: Path, cwd: Path, *extra: str) -> subprocess.Popen:
     )
 
 
-def wait_for_line(process: subprocess.Popen, needle: str, timeout: float) -> list[str]:
+def wait_for_line(process: subprocess.Popen[str], needle: str, timeout: float) -> list[str]:
     """Read the process's output until a line contains `needle`; returns the lines read."""
+    assert process.stdout is not None, "started with stdout=subprocess.PIPE"
     seen: list[str] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -120,7 +120,7 @@ def test_disk_full_during_build(fake_mmdebstrap, tmp_path: Path) -> None:
 def test_not_enough_free_space_is_refused_up_front(fake_mmdebstrap, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = fake_mmdebstrap(_GOOD_ROOTFS)
     monkeypatch.setattr(image_module, "_NEEDED_FREE_MIB", 1 << 40)
-    with pytest.raises(AoeError, match="disk full: .* MiB free"):
+    with pytest.raises(AoeError, match=r"disk full: .* MiB free"):
         build_image(recipe=SMALL)
     assert not calls.exists()
 

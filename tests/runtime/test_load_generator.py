@@ -20,7 +20,7 @@ from aoe_tui.runtime.load_generator import BODY_LIMIT, PlanError, main, parse_pl
 class _Handler(BaseHTTPRequestHandler):
     arrivals: list[float] = []
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         type(self).arrivals.append(time.monotonic())
         if self.path.startswith("/slow"):
             time.sleep(0.5)
@@ -42,7 +42,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass  # the client stopped reading (a bounded body)
 
-    def do_PUT(self):  # noqa: N802
+    def do_PUT(self):
         length = int(self.headers["Content-Length"])
         self.server.stored = self.rfile.read(length)
         self.send_response(204)

@@ -36,7 +36,7 @@ def test_a_longer_definition_fits_the_padding_and_the_rest_is_unchanged(tmp_path
 
 def test_a_definition_too_long_for_the_header_is_refused_naming_the_image(tmp_path: Path) -> None:
     saved = _image(tmp_path / "template.save", b"<domain/>", data_len=128)
-    with pytest.raises(AoeError, match="template.save: the new domain definition .* does not fit"):
+    with pytest.raises(AoeError, match=r"template\.save: the new domain definition .* does not fit"):
         copy_with_definition(saved, tmp_path / "clone.save", "<domain>" + "x" * 200 + "</domain>")
 
 

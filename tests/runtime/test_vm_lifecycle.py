@@ -77,7 +77,7 @@ async def test_guest_identity_and_dormant_slot(vm: TerritoryVM) -> None:
 
 
 async def test_the_same_domain_cannot_boot_twice(vm: TerritoryVM) -> None:
-    with pytest.raises(AoeError, match="already exists.*aoe doctor --clean"):
+    with pytest.raises(AoeError, match=r"already exists.*aoe doctor --clean"):
         await vm.boot()
 
 

@@ -69,7 +69,7 @@ async def test_every_guest_was_restored_from_the_template(started) -> None:
 async def test_each_clone_is_its_own_machine(started) -> None:
     runtime, _ = started
     facts = {territory_id: await _facts(runtime, territory_id) for territory_id in TERRITORIES}
-    for territory_id, (hostname, machine_id, random_bytes, clock, host_key, *authorized) in facts.items():
+    for territory_id, (hostname, _machine_id, _random_bytes, clock, host_key, *authorized) in facts.items():
         vm = runtime.vm(territory_id)
         assert hostname == territory_id
         assert abs(int(clock) - time.time()) < 30, "the clone kept the template's clock"

@@ -6,6 +6,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Protocol
 
 from tests.fixture_paths import FIXTURES
 from tests.engine.helpers import arena_data
@@ -63,6 +64,12 @@ def quick_arena(directory: Path, territories: int = 3, arena_id: str | None = No
     return path
 
 
+class Stoppable(Protocol):
+    """A series or a benchmark: what `stop_in_round` asks of it."""
+
+    def request_stop(self, reason: str) -> object: ...
+
+
 class ScriptedRounds:
     """A series round factory on scripted territories: `unavailable[(round, attempt)]` lists agents whose
     provider is down in that attempt; `stop_in_round` stops the series once that round's match is running;
@@ -79,7 +86,7 @@ class ScriptedRounds:
         self.unavailable = unavailable or {}
         self.stop_in_round = stop_in_round
         self.held = held or {}
-        self.series = None
+        self.series: Stoppable | None = None  # the series or benchmark under test, set by the test
         self.plans: list[tuple[int, int]] = []
         self.sources: dict = {}
 
@@ -112,6 +119,7 @@ class ScriptedRounds:
 
             def stop(update):
                 if getattr(update, "kind", None) == "agent_started":
+                    assert self.series is not None, "stop_in_round needs the test to set .series"
                     self.series.request_stop("the aoe process was terminated (SIGTERM)")
 
             runner.subscribe(stop)

@@ -82,7 +82,7 @@ async def test_a_changed_arena_refuses_to_resume_the_benchmark(tmp_path):
     suite, output, lines = write_suite(tmp_path), tmp_path / "bench", []
     await bench(suite, output, Factories(), lines).run()
     changed = write_suite(tmp_path, tick_ms=1000)
-    with pytest.raises(AoeError, match="cannot resume, arena first-build-duo changed.*--fresh"):
+    with pytest.raises(AoeError, match=r"cannot resume, arena first-build-duo changed.*--fresh"):
         await bench(changed, output, Factories(), lines).run()
 
 

@@ -37,9 +37,10 @@ async def serving(*args: str | Path, timeout: float = 20) -> AsyncIterator[str]:
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
                 break
-            except OSError:
+            except OSError as error:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"aoe serve did not start: {server.stderr.read() if server.stderr else ''}")
+                    stderr = server.stderr.read() if server.stderr else ""
+                    raise RuntimeError(f"aoe serve did not start: {stderr}") from error
                 await asyncio.sleep(0.1)
         yield f"http://127.0.0.1:{port}/"
     finally:

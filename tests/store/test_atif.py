@@ -82,7 +82,7 @@ def test_the_validator_refuses_what_atif_forbids():
     validate_trajectory(trajectory, "ok.json")
     user_with_calls = json.loads(json.dumps(trajectory))
     user_with_calls["steps"][0]["tool_calls"] = [{"tool_call_id": "x", "function_name": "Bash", "arguments": {}}]
-    with pytest.raises(AoeError, match="bad.json: not valid ATIF-v1.4 at steps/0"):
+    with pytest.raises(AoeError, match=r"bad\.json: not valid ATIF-v1\.4 at steps/0"):
         validate_trajectory(user_with_calls, "bad.json")
     renumbered = json.loads(json.dumps(trajectory))
     renumbered["steps"][1]["step_id"] = 7

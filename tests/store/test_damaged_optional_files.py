@@ -71,7 +71,7 @@ def test_nested_agent_files_and_tool_traces(tmp_path):
 
 def test_essential_files_still_fail_with_one_line(damaged):
     (damaged / "events.jsonl").write_text("{not json\n")
-    with pytest.raises(AoeError, match="events.jsonl line 1: bad JSON"):
+    with pytest.raises(AoeError, match=r"events\.jsonl line 1: bad JSON"):
         load_match(damaged)
 
 

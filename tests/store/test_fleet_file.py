@@ -96,5 +96,5 @@ def test_a_fleet_without_agents_or_unreadable_is_one_clear_line(tmp_path, text, 
 
 
 def test_a_missing_fleet_is_named() -> None:
-    with pytest.raises(AoeError, match="nowhere.toml: no such fleet"):
+    with pytest.raises(AoeError, match=r"nowhere\.toml: no such fleet"):
         load_manifest(ARENA, PROJECT / "nowhere.toml")

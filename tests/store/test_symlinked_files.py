@@ -20,7 +20,7 @@ def test_the_referee_does_not_follow_a_linked_usage_file(tmp_path):
     secret.write_text('{"resource_units": 7}')
     usage = tmp_path / "usage.json"
     usage.symlink_to(secret)
-    with pytest.raises(InvalidReport, match="usage.json"):
+    with pytest.raises(InvalidReport, match=r"usage\.json"):
         read_usage(usage)
 
 

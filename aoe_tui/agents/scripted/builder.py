@@ -11,6 +11,7 @@ does the same.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_tui.agents import protocol as p
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 from aoe_tui.domain.head_tail import HeadTail
 
 SSH_LOST = 255
@@ -40,7 +41,7 @@ class Builder:
         self.territory = env[p.ENV_TERRITORY_ID]
         self.started = time.monotonic()
         self.trace: list[dict[str, Any]] = []
-        self.current: subprocess.Popen | None = None
+        self.current: subprocess.Popen[bytes] | None = None
 
     def elapsed_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
@@ -170,10 +171,14 @@ class Builder:
         return 0
 
 
-def read_bounded(process: subprocess.Popen) -> tuple[HeadTail, bool]:
+def read_bounded(process: subprocess.Popen[bytes]) -> tuple[HeadTail, bool]:
     """A step's output as head+tail while it streams; past the cap the step is killed (True)."""
+    stdout = process.stdout
+    # Started with stdout=PIPE and the default buffering: a BufferedReader, whose read1 returns what is there.
+    if not isinstance(stdout, io.BufferedReader):
+        raise TypeError("read_bounded reads a process started with stdout=subprocess.PIPE")
     output = HeadTail(_OUTPUT_LIMIT)
-    while chunk := process.stdout.read1(64 * 1024):
+    while chunk := stdout.read1(64 * 1024):
         output.add(chunk)
         if output.total > _OUTPUT_CAP_BYTES:
             process.kill()

@@ -19,7 +19,8 @@ the oracle must show that it gains nothing it did not earn.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import UNIT, Plan, Step, _plan
+from aoe_tui.agents.scripted.base import UNIT, Plan, Step
+from aoe_tui.agents.scripted.durability_plans import durability_plan
 
 _FAKE_BOOT_ID = "/run/aoe-fake-boot-id"
 
@@ -94,7 +95,7 @@ _SWALLOW_RESTART_TAMPERING = (
 
 def _cheat(name: str, store: str, summary: str, before: tuple[Step, ...] = (), after: tuple[Step, ...] = ()) -> Plan:
     """The honest deployment of `store` with tampering steps before it (early in PATH) or after it."""
-    look, *deploy = _plan(name, store, summary, 0.5, ()).steps
+    look, *deploy = durability_plan(name, store, summary, 0.5, ()).steps
     tampering = tuple(Step(_try(step.command), step.description, step.think_seconds) for step in before + after)
     return Plan(name, store, summary, (look, *tampering[: len(before)], *deploy, *tampering[len(before) :]))
 

@@ -19,7 +19,7 @@ inert (issue 10): each really does it over SSH, as root in its own guest.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import APP_PATH, SERVICE_URL, UNIT, Plan, Step, wait_until_answering
+from aoe_tui.agents.scripted.base import APP_PATH, SERVICE_URL, UNIT, Plan, Step, wait_until_answering
 
 # Escape sequences are written as Python escapes inside the generated sources, never raw in this file.
 # Octal escapes: the same text is a Python literal in the app and a printf format in the shell (dash has no \x).

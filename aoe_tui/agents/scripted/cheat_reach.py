@@ -20,15 +20,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aoe_tui.agents.scripted.plans import SERVICE_URL, UNIT, Plan, Step
+from aoe_tui.agents.scripted.base import SERVICE_URL, UNIT, Plan, Step
 
 _PROJECT = Path(__file__).resolve().parents[3]
 _PORT_SPAN = 6  # neighbours' ports lie within this distance of one's own (three territories either side)
 # The match directory, seen from the adapter: agents/<id>/result.json is three levels down.
 _MATCH = 'MATCH="$(dirname "$(dirname "$(dirname "$AOE_RESULT_FILE")")")"'
 _NEIGHBOUR_PORTS = (
-    "for p in $(seq $((AOE_SSH_PORT - %d)) $((AOE_SSH_PORT + %d))); do "
-    '[ "$p" = "$AOE_SSH_PORT" ] || [ "$p" = $((AOE_SSH_PORT + 1)) ] || echo $p; done' % (_PORT_SPAN, _PORT_SPAN)
+    f"for p in $(seq $((AOE_SSH_PORT - {_PORT_SPAN})) $((AOE_SSH_PORT + {_PORT_SPAN}))); do "
+    '[ "$p" = "$AOE_SSH_PORT" ] || [ "$p" = $((AOE_SSH_PORT + 1)) ] || echo $p; done'
 )
 
 

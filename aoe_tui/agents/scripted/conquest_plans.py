@@ -16,7 +16,7 @@ role is the guest's hostname (= territory id), so one plan fits any seat.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 
 HEALTH = "curl -s -m 2 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/health"
 TOKEN = "curl -s -m 2 http://127.0.0.1:8080/health"

@@ -19,7 +19,7 @@ rename) so the proxy and the replica never read half a file.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 
 STATE = "/var/lib/failover"
 REPLICA = "http://127.0.0.1:8082"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import shape_problems
 from aoe_tui.store.manifest_file import read_manifest_data

@@ -14,7 +14,7 @@ mistake breaks before the oracle could win:
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step, wait_until_answering
+from aoe_tui.agents.scripted.base import Plan, Step, wait_until_answering
 from aoe_tui.agents.scripted.queue_apps import WorkerStyle, api_source, worker_source
 
 QUEUE_DIR = "/opt/job-queue"

@@ -19,7 +19,7 @@ public port while the referee verifies. None touches v1 or the proxy.
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step
+from aoe_tui.agents.scripted.base import Plan, Step
 
 STATE = "/var/lib/rollout"
 V2 = "/opt/rollout/v2.py"

@@ -18,7 +18,7 @@ the public port and watches it while the referee verifies:
 
 from __future__ import annotations
 
-from aoe_tui.agents.scripted.plans import Plan, Step, wait_until_answering
+from aoe_tui.agents.scripted.base import Plan, Step, wait_until_answering
 from aoe_tui.agents.scripted.surge_apps import ledger_source
 
 APP = "/opt/traffic-surge/app.py"

@@ -15,7 +15,8 @@ from textual.widgets import DataTable, Footer, Static
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.saved_match import PREVIEW_BYTES, load_match
-from aoe_tui.app.widgets.literal import LiteralTable
+from aoe_tui.app.screens.host import host
+from aoe_tui.app.widgets.literal import LiteralTable, row_name
 from aoe_tui.app.view.match_catalog import (
     CatalogEntry,
     cached_entry,
@@ -111,13 +112,13 @@ class BrowserScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self._open(self.entries.get(event.row_key.value))
+        self._open(self.entries.get(row_name(event.row_key)))
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            self._open(self.entries.get(key))
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+            self._open(self.entries.get(row_name(key)))
 
     def _open(self, entry: CatalogEntry | None) -> None:
         if entry is None:
@@ -131,4 +132,4 @@ class BrowserScreen(Screen[None]):
         except AoeError as error:
             self.notify(str(error), severity="error")
             return
-        self.app.open_match(match)
+        host(self.app).open_match(match)

@@ -18,7 +18,7 @@ or to every territory where that makes sense.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 
@@ -82,7 +82,11 @@ class LiveMatchScreen(MatchScreen):
     BINDINGS = [
         # Watching live, steering matters more than playback speed (and the race chart): those keys still work,
         # off the footer.
-        *[replace(binding, show=False) for binding in MatchScreen.BINDINGS if binding.action in QUIET_WHEN_LIVE],
+        *[
+            replace(binding, show=False)
+            for binding in MatchScreen.BINDINGS
+            if isinstance(binding, Binding) and binding.action in QUIET_WHEN_LIVE
+        ],
         # The footer gets short words so every steering key fits at 160 columns; help and palette the long ones.
         Binding("1", "select(0)", "Select", key_display="1-9", tooltip="Select territory"),
         *[Binding(str(n), f"select({n - 1})", "", show=False) for n in range(2, 10)],
@@ -236,7 +240,7 @@ class LiveMatchScreen(MatchScreen):
         except AoeError as error:
             self.notify(str(error), title="operator action refused", severity="warning")
 
-    def _operate_async(self, doing: str, coroutine_function: Callable[[], object]) -> None:
+    def _operate_async(self, doing: str, coroutine_function: Callable[[], Awaitable[object]]) -> None:
         """Pausing waits for running verifications to settle (a reboot check can take minutes): never on
         the UI's time, and no other match control until it is done — resuming a half-paused match
         would leave its guests suspended."""
@@ -292,7 +296,8 @@ class LiveMatchScreen(MatchScreen):
         return [m.id for m in build.milestones] if build else []
 
     def _pause_options(self) -> list[tuple[str, tuple[str, str | None]]]:
-        world, options = self.live_world, []
+        world = self.live_world
+        options: list[tuple[str, tuple[str, str | None]]] = []
         for milestone in self._milestones():
             if self.selected and not world.is_milestone_paused(self.selected, milestone):
                 options.append((f"{milestone} · {self.selected}", (milestone, self.selected)))

@@ -23,8 +23,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
 from aoe_tui.store.saved_match import load_match
-from aoe_tui.app.commands import MatchCommands
+from aoe_tui.app.screens.commands import MatchCommands
 from aoe_tui.app.screens.dirty_lines import DirtyLinesCompositor
+from aoe_tui.app.screens.host import host
 from aoe_tui.app.screens.idle_collection import CHECK_EVERY_S, IdleCollector
 from aoe_tui.app.widgets.event_list import EventList
 from aoe_tui.app.view.event_rows import EventFilter
@@ -110,7 +111,7 @@ class MatchScreen(Screen[None]):
         self._compositor = DirtyLinesCompositor()  # a cursor move draws the lines it changed, not the screen
         self._collector = IdleCollector()  # the cycle collector's full collections wait for idle moments
         self.session = session
-        self.playback = Playback(session.timeline, clock=lambda: self.app.clock())
+        self.playback = Playback(session.timeline, clock=lambda: host(self.app).clock())
         self._agents = [a for a in session.match.agents]
         self.reading: float | None = None  # how much of a long log the background read has done
         self._swapping = False  # the widgets are being rebuilt on the whole match
@@ -128,7 +129,7 @@ class MatchScreen(Screen[None]):
                     match.agents.get(agent_id) if agent_id else None,
                     self.session.milestone_ids(),
                     match.visualization,
-                    self.session.tool_calls.get(agent_id) or ToolCallIndex([]),
+                    (self.session.tool_calls.get(agent_id) if agent_id else None) or ToolCallIndex([]),
                     self.session.start_ms.get(agent_id, 0) if agent_id else 0,
                     match.hides_topology,
                     self.session.health if self.session.is_conquest else None,
@@ -268,7 +269,8 @@ class MatchScreen(Screen[None]):
             self.app.call_from_thread(self._reading_failed, str(error))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_whole_match, session)
+            # mypy solves Textual's `Callable[..., T | Awaitable[T]]` for any coroutine function as `Awaitable[Never]`
+            self.app.call_from_thread(self._show_whole_match, session)  # type: ignore[arg-type]
 
     def _show_reading(self) -> None:
         """The read's progress in the scrubber's status line (the rest of the screen has not changed)."""

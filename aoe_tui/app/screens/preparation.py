@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from aoe_tui.domain.clock import format_clock
+from aoe_tui.app.screens.host import host
 from aoe_tui.app.view.file_tail import tail_lines
 from aoe_tui.app.view.preparation_board import STAGES, PreparationBoard
 from aoe_tui.store.match_layout import MatchLayout
@@ -66,14 +67,14 @@ class PreparationScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.started = self.app.clock()
+        self.started = host(self.app).clock()
         self.show()
         # Guests take a minute to boot under TCG: a moving clock says the wait is not a hang.
         self.set_interval(TITLE_REFRESH_S, self.show)
 
     def show(self) -> None:
         board = self.board
-        waited = "" if board.error else f"  waiting {format_clock(int((self.app.clock() - self.started) * 1000))}"
+        waited = "" if board.error else f"  waiting {format_clock(int((host(self.app).clock() - self.started) * 1000))}"
         self.query_one("#prep-title", Static).update(
             Content.assemble(
                 (" PREPARING ", "reverse bold $warning"), " ", (self.arena, "bold"), " · ", self.match_name, waited
@@ -87,7 +88,7 @@ class PreparationScreen(Screen[None]):
         )
         rows = [header]
         for tid, territory in board.territories.items():
-            cells = []
+            cells: list[str | tuple[str, str]] = []
             for stage in STAGES:
                 glyph, style = GLYPHS[territory.stages[stage]]
                 cells += [(glyph, style), " " * (len(STAGE_TITLES[stage]) + 1)]

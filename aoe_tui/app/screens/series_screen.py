@@ -9,6 +9,7 @@ matches; agent ids and models are player text, so cells are literal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -28,7 +29,8 @@ from aoe_tui.analysis.standings_format import (
     standing_cells,
     usd,
 )
-from aoe_tui.app.widgets.literal import LiteralTable, literal
+from aoe_tui.app.screens.host import host
+from aoe_tui.app.widgets.literal import LiteralTable, literal, row_name
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.untrusted import clean_text
@@ -58,7 +60,7 @@ def _bar(value: int | None, top: int) -> str:
 
 def chart_content(rows: list[dict], title: str = "wins · durable deployments · cost") -> Content:
     """Horizontal bars per row for wins, durable deployments and cost (n/a rows get no cost bar)."""
-    metrics = [
+    metrics: list[tuple[str, str, str, Callable[[int | None], str]]] = [
         ("wins", "wins", "$success", str),
         ("durable", "durable_deployments", "$accent", str),
         ("cost", "cost_microusd", "$warning", usd),
@@ -168,17 +170,17 @@ class SeriesScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self._open(event.row_key.value)
+        self._open(row_name(event.row_key))
 
     def action_open(self) -> None:
         table = self.query_one("#series-rounds", DataTable)
         if table.row_count:
-            self._open(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+            self._open(row_name(table.coordinate_to_cell_key(table.cursor_coordinate).row_key))
 
-    def _open(self, index: str | None) -> None:
+    def _open(self, index: str) -> None:
         """The round's replay, loaded from its folder or its bundle (whichever the series was read from)."""
         try:
-            self.app.open_match(self.series.rounds[int(index or 0)].load())
+            host(self.app).open_match(self.series.rounds[int(index)].load())
         except AoeError as error:
             self.notify(str(error), severity="error")
 
@@ -247,10 +249,10 @@ class BenchmarkScreen(Screen[None]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.app.push_screen(SeriesScreen(self.benchmark.arenas[int(event.row_key.value)]))
+        self.app.push_screen(SeriesScreen(self.benchmark.arenas[int(row_name(event.row_key))]))
 
     def action_open(self) -> None:
         table = self.query_one("#benchmark-arenas", DataTable)
         if table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            self.app.push_screen(SeriesScreen(self.benchmark.arenas[int(key)]))
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+            self.app.push_screen(SeriesScreen(self.benchmark.arenas[int(row_name(key))]))

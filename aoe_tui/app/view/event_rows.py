@@ -86,15 +86,15 @@ class EventRows(Sequence[EventRow]):
                 stall_at[position] = number
         begun: set[int] = set()
         accepted = self._accepted
-        for position, stall in enumerate(stall_at):
+        for position, number in enumerate(stall_at):
             if accepted is not None and not accepted(position):
                 continue
-            if stall >= 0:
-                if stall in begun:
+            if number >= 0:
+                if number in begun:
                     continue
-                begun.add(stall)
+                begun.add(number)
             self._firsts.append(position)
-            self._row_stall.append(stall)
+            self._row_stall.append(number)
 
     def __len__(self) -> int:
         return len(self._firsts)

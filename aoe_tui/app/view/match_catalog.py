@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
@@ -90,7 +90,7 @@ def match_date(match: SavedMatch) -> str:
         year, month, day, hour, minute, _ = stamp.groups()
         return f"{year}-{month}-{day} {hour}:{minute}"
     # UTC like the stamps in match names, so a listing reads the same on every machine.
-    return datetime.fromtimestamp(match.source.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(match.source.stat().st_mtime, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def cached_entry(path: Path, cache: SummaryCache) -> CatalogEntry | None:

@@ -44,9 +44,9 @@ class PreparationBoard:
             -LOG_LINES:
         ]
         if update.stage == "image":
-            for territory in self.territories.values():
-                territory.reach("image")
-                territory.message = update.message
+            for each in self.territories.values():
+                each.reach("image")
+                each.message = update.message
             return
         territory = self.territories.get(update.territory or "")
         if territory is None or update.stage not in STAGES:

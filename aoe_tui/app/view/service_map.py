@@ -63,8 +63,8 @@ class Canvas:
 
 def _spread(spans: list[tuple[int, int]], limit: int, gap: int) -> list[int]:
     """Starts for (wanted start, length) spans, sorted by wanted start, so that none overlap."""
-    starts = []
-    for wanted, length in spans:
+    starts: list[int] = []
+    for wanted, _length in spans:
         lowest = starts[-1] + spans[len(starts) - 1][1] + gap if starts else 0
         starts.append(max(wanted, lowest))
     for index in range(len(spans) - 1, -1, -1):

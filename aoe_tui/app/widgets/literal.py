@@ -20,6 +20,7 @@ from textual.color import Color
 from textual.content import Content
 from textual.filter import LineFilter
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 from aoe_tui.domain.untrusted import DEFAULT_LIMIT, clean_text
 
@@ -47,6 +48,13 @@ class LiteralTable(DataTable):
 
     def update_cell_at(self, coordinate, value, *, update_width: bool = False) -> None:
         super().update_cell_at(coordinate, literal_cell(value), update_width=update_width)
+
+
+def row_name(key: RowKey) -> str:
+    """The key a row was added with: every table whose rows can be selected names them (`add_row(key=...)`)."""
+    if key.value is None:
+        raise ValueError("a selectable row was added without a key")
+    return key.value
 
 
 class NoControlCharacters(LineFilter):

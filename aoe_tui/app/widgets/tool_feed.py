@@ -7,7 +7,7 @@ from textual.widgets import DataTable
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.untrusted import first_line
-from aoe_tui.app.widgets.literal import LiteralTable
+from aoe_tui.app.widgets.literal import LiteralTable, row_name
 from aoe_tui.app.view.tool_calls import ToolCall, ToolCallIndex
 
 # Fixed widths so columns do not shift while scrubbing (output takes the rest).
@@ -56,4 +56,4 @@ class ToolFeed(LiteralTable):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.post_message(self.Inspect(self.calls.calls[int(event.row_key.value)]))
+        self.post_message(self.Inspect(self.calls.calls[int(row_name(event.row_key))]))

@@ -7,7 +7,9 @@ agent because cycling through twenty kinds by key is slow.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Protocol, runtime_checkable
 
 from textual.actions import parse
 from textual.binding import Binding
@@ -36,18 +38,26 @@ def _highlight(matcher: Matcher, title: str) -> Content:
     return content
 
 
+@runtime_checkable
+class FilteredScreen(Protocol):
+    """A screen whose events can be filtered (the match screens): the palette offers one command per value."""
+
+    def filter_options(self, field: str) -> list[str]: ...
+
+    def set_filter(self, **changes: str | None) -> None: ...
+
+
 class MatchCommands(Provider):
-    def _commands(self) -> list[tuple[str, object]]:
+    def _commands(self) -> list[tuple[str, Callable[[], object]]]:
         screen = self.screen
-        commands = [
+        commands: list[tuple[str, Callable[[], object]]] = [
             (binding_title(binding), partial(screen.call_later, screen.run_action, binding.action))
             for binding in screen_bindings(screen)
             if binding.description and _enabled(screen, binding)
         ]
-        filter_options = getattr(screen, "filter_options", None)
-        if filter_options is not None:
+        if isinstance(screen, FilteredScreen):
             for field in ("kind", "territory", "agent"):
-                for option in filter_options(field):
+                for option in screen.filter_options(field):
                     commands.append(
                         (f"Filter events: {field} = {option}", partial(screen.set_filter, **{field: option}))
                     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from aoe_tui.domain.errors import AoeError
 

@@ -39,8 +39,8 @@ class AgentProcess:
     ) -> None:
         """Start `command` with exactly `env` (nothing inherited), confined by `sandbox` when given."""
         self.files.directory.mkdir(parents=True, exist_ok=True)
-        self._stdout = open(self.files.stdout, "ab")
-        self._stderr = open(self.files.stderr, "ab")
+        self._stdout = open(self.files.stdout, "ab")  # noqa: SIM115  (the child's, closed once it has exited)
+        self._stderr = open(self.files.stderr, "ab")  # noqa: SIM115  (likewise)
         self._sandbox = await asyncio.to_thread(sandbox.prepare) if sandbox else None
         argv = self._sandbox.argv(command) if self._sandbox else command
         try:
@@ -113,7 +113,7 @@ class AgentProcess:
             return True
         try:
             await asyncio.wait_for(self._process.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         self._close_logs()
         return True

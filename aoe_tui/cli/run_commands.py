@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from aoe_tui.cli.options import add_drain_option, add_fleet_option, add_uri_option, check_drain_seconds
@@ -31,7 +31,7 @@ MATCHES_DIR = Path("matches")
 
 def default_output(manifest: Manifest) -> Path:
     """./matches/<arena>-<UTC timestamp>: sorts by time and never collides with an earlier match."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     return MATCHES_DIR / f"{manifest.arena.id}-{stamp}"
 
 
@@ -104,7 +104,9 @@ async def run_until_signalled(runner: MatchRunner) -> tuple[World, int | None]:
         except asyncio.CancelledError:
             if not received:
                 raise
-            asyncio.current_task().uncancel()
+            task = asyncio.current_task()
+            assert task is not None  # a coroutine awaited in a task: the cancellation we take back is its own
+            task.uncancel()
             return runner.world, received[0]
 
 

@@ -73,7 +73,11 @@ def real_round_factory(args: argparse.Namespace, manifest_path: Path, pool: Host
             drain_seconds=args.drain_seconds,
             manifest=plan.manifest,
         )
-        provider.on_lost = lambda reason: runner.infrastructure_lost("host", reason)
+
+        def lost(reason: str) -> None:
+            runner.infrastructure_lost("host", reason)  # False when the match is already ending: nothing to do
+
+        provider.on_lost = lost
         return runner
 
     return make

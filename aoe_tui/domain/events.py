@@ -343,7 +343,7 @@ def _kind_tag(value: Any) -> str:
 
 # Built at import time from EVENT_CLASSES, so it is a value to pydantic and `Any` to a type checker.
 _EVENT_UNION: Any = Annotated[
-    Union[
+    Union[  # noqa: UP007  (built from a tuple at run time: the `X | Y` form cannot be)
         tuple(Annotated[cls, Tag(kind)] for kind, cls in EVENT_CLASSES.items())
         + (Annotated[UnknownEvent, Tag("unknown")],)
     ],

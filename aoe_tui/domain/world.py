@@ -147,7 +147,7 @@ class World(WorldModel):
     def standings(self) -> list[str]:
         """Territory ids, best first: durable, earliest durable, points, passes."""
 
-        def key(item: tuple[str, TerritoryState]):
+        def key(item: tuple[str, TerritoryState]) -> tuple[Any, ...]:
             tid, t = item
             passes = sum(m.passed for m in t.milestones.values())
             durable = t.durable_at_ms is not None

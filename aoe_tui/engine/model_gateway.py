@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 from aoe_tui.agents.gateway.metering import Charge
 from aoe_tui.agents.gateway.server import Gateway
@@ -114,9 +115,6 @@ class MatchGateway:
 
     def access(self, agent_id: str) -> GatewayAccess:
         return self._access[agent_id]
-
-    def release(self, agent_id: str) -> None:
-        self.gateway.release_agent(agent_id)
 
     async def close(self) -> None:
         await self.gateway.close()

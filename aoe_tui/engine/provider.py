@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Protocol
+from collections.abc import Iterable
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.agents.environment import basic_env, listed_env

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ValidationError
 
 from aoe_tui.domain.analysis import Analysis
+from aoe_tui.domain.cup_rules import CupContext, cup_context
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.manifest import Manifest, Visualization
@@ -85,6 +86,11 @@ class SavedMatch:
     pending_log: Path | None = None
     """An event log of which only the start was read (`load_match(preview_bytes=...)`): the events, world
     and timeline are those of that start, and `load_match` without a preview reads the whole match."""
+
+    @property
+    def cup(self) -> CupContext | None:
+        """Where this match stands in a cup (cup, season, round, heat, attempt), from its name; else None."""
+        return cup_context(self.name)
 
     @property
     def has_timeline(self) -> bool:
@@ -322,9 +328,19 @@ def _load_directory(
     )
     if not events and recorded is not None:
         match.shape = "world-only"
+    heat = _heat_file(directory)  # a cup's attempt: named in the published format
+    if heat is not None:
+        match.name = heat["name"]
+        match.match_info = {"name": heat["name"], **({"slug": heat["slug"]} if isinstance(heat.get("slug"), str) else {})}
     for agent_id in match.agents:
         _load_agent_files(match, agent_id, layout.agent(agent_id))
     return match
+
+
+def _heat_file(directory: Path) -> dict[str, Any] | None:
+    from aoe_tui.store.cup_files import read_heat_file
+
+    return read_heat_file(directory)
 
 
 def _optional(skipped: list[SkippedFile], path: Path, read: Callable[[], T]) -> T | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from aiohttp import web
 
@@ -300,7 +301,7 @@ class _Anthropic:
 
     @classmethod
     def whole(cls, turn: Turn, model: str) -> dict[str, Any]:
-        document = {
+        document: dict[str, Any] = {
             "id": "msg_scripted",
             "type": "message",
             "role": "assistant",

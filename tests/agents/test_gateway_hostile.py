@@ -226,10 +226,6 @@ async def test_tokens_forged_missing_foreign_or_doubled_are_refused_401(tmp_path
         )
         assert response.status_code == 200
         assert [agent for agent, _ in rig.meter.charges] == ["a1"]
-        # A released agent's token stops working.
-        rig.gateway.release_agent("a1")
-        response = await rig.client.post(path, json=body, headers={"Authorization": f"Bearer {rig.token}"})
-        assert response.status_code == 401
 
 
 async def test_a_burst_of_1000_requests_is_mostly_refused_429_and_never_slows_or_charges_another_agent(tmp_path):

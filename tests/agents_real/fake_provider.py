@@ -98,7 +98,7 @@ class ScriptedProvider:
         self.connections = 0
         self._server: asyncio.base_events.Server | None = None
 
-    async def __aenter__(self) -> "ScriptedProvider":
+    async def __aenter__(self) -> ScriptedProvider:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         return self
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 

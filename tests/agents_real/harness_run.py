@@ -81,8 +81,8 @@ def harness_env(directory: Path, base_url: str, guest: GuestAccess, **extra: str
 
 async def start_harness(env: dict[str, str]) -> asyncio.subprocess.Process:
     directory = Path(env["AOE_RESULT_FILE"]).parent
-    stdout = open(directory / "stdout.log", "ab")
-    stderr = open(directory / "stderr.log", "ab")
+    stdout = open(directory / "stdout.log", "ab")  # noqa: SIM115  (handed to the child, closed below)
+    stderr = open(directory / "stderr.log", "ab")  # noqa: SIM115  (likewise)
     try:
         return await asyncio.create_subprocess_exec(
             sys.executable,
@@ -103,7 +103,7 @@ async def run_harness(env: dict[str, str], timeout: float = 300) -> int:
     process = await start_harness(env)
     try:
         return await asyncio.wait_for(process.wait(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         process.kill()
         await process.wait()
         raise AssertionError(

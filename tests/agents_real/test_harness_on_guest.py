@@ -70,7 +70,7 @@ async def test_scripted_model_builds_a_durable_service_that_passes_all_four_mile
             seen_while_running = max(seen_while_running, len(files.trace()))
             try:
                 await asyncio.wait_for(process.wait(), 0.2)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
     assert seen_while_running >= 4, "the live tool trace must grow while the harness runs"
 

@@ -132,7 +132,7 @@ def test_budget_comes_from_the_environment_or_else_the_match_manifest_copy(tmp_p
 
 
 def test_missing_or_malformed_variables_are_named() -> None:
-    with pytest.raises(AoeError, match="AOE_AGENT_ID.*AOE_KNOWN_HOSTS"):
+    with pytest.raises(AoeError, match=r"AOE_AGENT_ID.*AOE_KNOWN_HOSTS"):
         HarnessSettings.from_env({})
     with pytest.raises(AoeError, match="AOE_SSH_PORT='x' is not an integer"):
         HarnessSettings.from_env(_adapter_env(Path("/tmp/a"), AOE_SSH_PORT="x"))

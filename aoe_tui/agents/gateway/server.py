@@ -17,7 +17,8 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import httpx
 from aiohttp import web
@@ -87,6 +88,8 @@ class Gateway:
         self._by_token: dict[str, GatewayAgent] = {}
         self._runner: web.AppRunner | None = None
         self._http: httpx.AsyncClient | None = None
+        self._records: asyncio.Queue[tuple[GatewayAgent, dict[str, Any]] | None] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
 
     # -- life ----------------------------------------------------------------------------------------
 
@@ -96,6 +99,7 @@ class Gateway:
         # No access log: the model-call record is the log, and a hostile client's burst must not flood stderr.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=_LINGER_S)
         await self._runner.setup()
+        self._writer = asyncio.create_task(self._write_records())
         self._http = httpx.AsyncClient(
             timeout=httpx.Timeout(self.limits.first_byte_s, connect=self.limits.connect_s),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
@@ -118,6 +122,10 @@ class Gateway:
         http, self._http = self._http, None
         if http is not None:
             await http.aclose()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            self._records.put_nowait(None)  # after every record already queued
+            await writer
         for agent in self._agents.values():
             agent.calls.close()
 
@@ -143,13 +151,6 @@ class Gateway:
         self._agents[agent_id] = agent
         self._by_token[token] = agent
         return token
-
-    def release_agent(self, agent_id: str) -> None:
-        """The agent is done: its token stops working and its record is put back in place."""
-        agent = self._agents.get(agent_id)
-        if agent is not None:
-            self._by_token.pop(agent.token, None)
-            agent.calls.close()
 
     # -- one request ---------------------------------------------------------------------------------
 
@@ -331,33 +332,30 @@ class Gateway:
         exchange.streamed = True
         response = web.StreamResponse(status=200, headers={**returned, "Cache-Control": "no-cache"})
         await response.prepare(request)
-        decoder, fold, size = SSEDecoder(), protocol.wire.Fold(), 0
+        # Forwarding does nothing but copy: the copy kept (bounded like the answer) is read once the stream ended,
+        # so the agent's tokens never wait for the referee's parsing.
+        copy = bytearray()
         try:
             async with asyncio.timeout_at(deadline):
                 async for chunk in upstream.aiter_raw():
-                    size += len(chunk)
-                    if size > self.limits.max_response_bytes:
+                    if len(copy) + len(chunk) > self.limits.max_response_bytes:
                         exchange.cut = f"stream over {self.limits.max_response_bytes} bytes, cut"
                         break
                     await response.write(chunk)
-                    for event in decoder.feed(chunk):
-                        fold.add(event)
+                    copy += chunk
         except TimeoutError:
             exchange.cut = f"stream still open after {self.limits.exchange_s:g} s, cut"
-        except EventTooLarge as error:
-            exchange.cut = f"{error}, cut"
         except ConnectionError:
             exchange.cut = "the client went away"
         except httpx.HTTPError as error:
             exchange.cut = f"the provider's stream broke off ({type(error).__name__})"
-        for event in decoder.close():
-            fold.add(event)
-        exchange.usage, exchange.answer = fold.usage, fold.document()
-        if exchange.cut is None or exchange.cut != "the client went away":
+        if exchange.cut != "the client went away":
             try:
                 await response.write_eof()
             except ConnectionError:
                 pass
+        exchange.usage, exchange.answer, too_large = _fold_stream(protocol, bytes(copy))
+        exchange.cut = exchange.cut or too_large
         return response
 
     def _record(
@@ -389,9 +387,31 @@ class Gateway:
             "request": request,
             "response": exchange.answer,
         }
-        if len(json.dumps(record, default=str)) > _RECORD_BYTES:
-            record["request"] = {"omitted": "the request is too large to record", "model": agent.model}
-        agent.calls.append(record)
+        self._records.put_nowait((agent, record))
+
+    async def _write_records(self) -> None:
+        """Append each exchange's record, in order, after its answer went out: bounding, redacting and writing a
+        record is the slowest part of an exchange, and the agent need not wait for it."""
+        while (item := await self._records.get()) is not None:
+            agent, record = item
+            if len(json.dumps(record, default=str)) > _RECORD_BYTES:
+                record["request"] = {"omitted": "the request is too large to record", "model": agent.model}
+            try:
+                agent.calls.append(record)
+            except OSError:
+                pass  # a full disk loses the record, never the match: the event log has the charge
+
+
+def _fold_stream(protocol: WireProtocol, data: bytes) -> tuple[TokenUsage | None, Any, str | None]:
+    """The stream's usage and the document it stands for; and why the rest was not read, when an event was
+    longer than an event may be."""
+    decoder, fold, cut = SSEDecoder(), protocol.wire.Fold(), None
+    try:
+        for event in [*decoder.feed(data), *decoder.close()]:
+            fold.add(event)
+    except EventTooLarge as error:
+        cut = f"{error}, cut"
+    return fold.usage, fold.document(), cut
 
 
 def _refusal(protocol: WireProtocol, status: int, message: str) -> web.Response:

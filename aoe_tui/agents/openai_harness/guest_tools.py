@@ -130,7 +130,7 @@ class GuestTools:
 
     async def _bash(self, arguments: dict[str, Any]) -> ToolResult:
         command = str(arguments["command"])
-        traced = {"command": command, "description": str(arguments.get("description") or "")}
+        traced: dict[str, Any] = {"command": command, "description": str(arguments.get("description") or "")}
         timeout = self._timeout(arguments.get("timeout_seconds"))
         if arguments.get("timeout_seconds") is not None:
             traced["timeout"] = int(timeout * 1000)

@@ -10,7 +10,8 @@ usage charges follow the agent as it works.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from aoe_tui.agents.openai_harness.chat import ChatClient, ProviderError
 from aoe_tui.agents.openai_harness.guest_tools import DEFINITIONS, GuestTools, GuestUnreachable

@@ -13,7 +13,7 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from aoe_tui.agents.openai_harness.chat import ChatClient
 from aoe_tui.agents.openai_harness.guest_tools import GuestTools
@@ -87,13 +87,15 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     outputs = RunOutputs(settings, scrub)
     run = AgentRun(instruction, chat, GuestTools(ssh, settings.limits), settings.budget, outputs, log)
     log(f"agent {settings.agent_id}: model {settings.model} via {provider.name} ({provider.base_url})")
-    _cancel_on_signals(asyncio.current_task())
+    task = asyncio.current_task()
+    assert task is not None  # run_harness runs as the task asyncio.run made
+    _cancel_on_signals(task)
     exit_code = 0
     try:
         outcome = await run.run()
     except asyncio.CancelledError:
         outcome = Outcome("interrupted", "stopped by the controller (SIGTERM)", "controller")
-    except Exception as error:  # a bug must still leave a result behind, never a silent crash
+    except Exception as error:  # noqa: BLE001  (a bug must still leave a result behind, never a silent crash)
         log(traceback.format_exc())
         outcome = Outcome("harness_error", f"{type(error).__name__}: {error}", "harness")
         exit_code = 1
@@ -101,7 +103,7 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     log(f"agent {settings.agent_id}: {outcome.status}: {outcome.summary[:200]}")
     try:
         await asyncio.wait_for(asyncio.gather(ssh.close(), chat.aclose()), 2)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     return exit_code
 
@@ -119,7 +121,7 @@ def _finish_early(settings: HarnessSettings, scrub: Scrubber, outcome: Outcome) 
     return 0
 
 
-def _cancel_on_signals(task: asyncio.Task | None) -> None:
+def _cancel_on_signals(task: asyncio.Task[int]) -> None:
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, task.cancel)

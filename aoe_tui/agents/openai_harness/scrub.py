@@ -8,7 +8,7 @@ replaces the exact secret values it was given (what a secret is: `domain.secret_
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from aoe_tui.domain.secret_patterns import Redactor
 

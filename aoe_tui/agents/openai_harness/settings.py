@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from collections.abc import Mapping
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.agents.openai_harness.chat import RetryPolicy
@@ -63,7 +63,7 @@ class HarnessSettings:
         return live_variant(self.transcript_file)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> "HarnessSettings":
+    def from_env(cls, env: Mapping[str, str]) -> HarnessSettings:
         missing = [name for name in REQUIRED if not env.get(name)]
         if missing:
             raise AoeError(f"openai harness: missing environment variable(s) {', '.join(missing)}")

@@ -20,13 +20,13 @@ class Budget:
     resource_units: int | None = None
     max_cost_microusd: int | None = None
 
-    def refusal_before_round(self, totals: "UsageTotals") -> str | None:
+    def refusal_before_round(self, totals: UsageTotals) -> str | None:
         """Why another round may not start, or None."""
         if self.resource_units is not None and totals.rounds >= self.resource_units:
             return f"budget exhausted: {totals.rounds} of {self.resource_units} model rounds used"
         return self.cost_refusal(totals)
 
-    def cost_refusal(self, totals: "UsageTotals") -> str | None:
+    def cost_refusal(self, totals: UsageTotals) -> str | None:
         cost = totals.cost_microusd
         if self.max_cost_microusd is not None and cost is not None and cost >= self.max_cost_microusd:
             return f"budget exhausted: cost {cost} µUSD reached the limit of {self.max_cost_microusd} µUSD"

@@ -40,7 +40,8 @@ def body_usage(document: Any) -> TokenUsage | None:
 def tool_calls(document: Any) -> list[SeenToolCall]:
     choices = as_object(document).get("choices")
     message = as_object(as_object(choices[0]).get("message")) if isinstance(choices, list) and choices else {}
-    calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+    listed = message.get("tool_calls")
+    calls: list[Any] = listed if isinstance(listed, list) else []
     return [
         SeenToolCall(
             str(call.get("id") or f"call-{index}"),
@@ -95,7 +96,8 @@ class Fold:
             self._finish = str(choice["finish_reason"])
 
     def _add_call(self, delta: dict[str, Any]) -> None:
-        index = delta.get("index") if isinstance(delta.get("index"), int) else len(self._calls)
+        given = delta.get("index")
+        index = given if isinstance(given, int) else len(self._calls)
         call = self._calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
         call["id"] = call["id"] or delta.get("id")
         function = as_object(delta.get("function"))

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
+from collections.abc import Mapping
 
 from aoe_tui.agents.wire import anthropic_messages, gemini_generate, openai_chat, openai_responses
 

@@ -16,6 +16,7 @@ of `event_log`, which also words every error.
 from __future__ import annotations
 
 import json
+import mmap
 import re
 from array import array
 from collections.abc import Sequence
@@ -97,8 +98,8 @@ def _validate(line: bytes, body: bytes) -> EventBase:
 class LogLines(Sequence[EventBase]):
     """The events of a log: its bytes and where each event's line starts; `lines[i]` decodes event i."""
 
-    def __init__(self, data: bytes = b"") -> None:
-        self.data = data
+    def __init__(self, data: bytes | mmap.mmap = b"") -> None:
+        self.data = data  # the log's bytes, or the log file mapped (a log read by another process: `take_batch`)
         self.starts = array("Q")
         self.decoder = BodyDecoder()
         self._recent: dict[int, EventBase] = {}

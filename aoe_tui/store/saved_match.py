@@ -176,9 +176,13 @@ def _read_tool_trace(path: Path) -> list[ToolTraceEntry]:
 
 
 def load_match(
-    path: Path | str, progress: Callable[[float], None] | None = None, preview_bytes: int | None = None
+    path: Path | str,
+    progress: Callable[[float], None] | None = None,
+    preview_bytes: int | None = None,
+    grown: Callable[[TimelineIndex], None] | None = None,
 ) -> SavedMatch:
-    """The match at `path`; `progress` hears how much of an event log was read.
+    """The match at `path`; `progress` hears how much of an event log was read, and `grown` its timeline as it
+    grows (`TimelineIndex.from_log`).
 
     With `preview_bytes`, an event log longer than that is read only up to it (its last whole line) and
     named in `pending_log`: the app opens a long match on its start and reads the rest in the background."""
@@ -186,9 +190,9 @@ def load_match(
     if not path.exists():
         raise AoeError(f"{path}: no such file or directory")
     if path.is_dir():
-        return _load_directory(path, progress, preview_bytes)
+        return _load_directory(path, progress, preview_bytes, grown)
     if path.name == EVENTS:
-        return _load_directory(path.parent, progress, preview_bytes)
+        return _load_directory(path.parent, progress, preview_bytes, grown)
     data = _read_json(path, "a saved match")
     if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
         return match_from_document(path, data)
@@ -281,7 +285,10 @@ def _agents_from(manifest: Manifest | None, world: World) -> dict[str, AgentInfo
 
 
 def _read_timeline(
-    path: Path, progress: Callable[[float], None] | None, preview_bytes: int | None
+    path: Path,
+    progress: Callable[[float], None] | None,
+    preview_bytes: int | None,
+    grown: Callable[[TimelineIndex], None] | None = None,
 ) -> tuple[TimelineIndex | None, bool]:
     """(the log's index, whether only its start was read) of an event log, or (None, False) when there is none."""
     if not path.exists():
@@ -290,17 +297,20 @@ def _read_timeline(
         with open(path, "rb") as log:
             start = log.read(preview_bytes)
         return TimelineIndex.from_log(start[: start.rfind(b"\n") + 1], str(path)), True
-    return TimelineIndex.from_log(read_log_bytes(path), str(path), progress), False
+    return TimelineIndex.from_log(read_log_bytes(path), str(path), progress, grown), False
 
 
 def _load_directory(
-    directory: Path, progress: Callable[[float], None] | None = None, preview_bytes: int | None = None
+    directory: Path,
+    progress: Callable[[float], None] | None = None,
+    preview_bytes: int | None = None,
+    grown: Callable[[TimelineIndex], None] | None = None,
 ) -> SavedMatch:
     layout = MatchLayout.published_or_nested(directory)
     events_path, world_path = layout.events, layout.world
     if not events_path.exists() and not world_path.exists():
         raise AoeError(f"{directory}: no match here (neither {events_path.name} nor {world_path.name})")
-    timeline, preview = _read_timeline(events_path, progress, preview_bytes)
+    timeline, preview = _read_timeline(events_path, progress, preview_bytes, grown)
     events = timeline.events if timeline is not None else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []

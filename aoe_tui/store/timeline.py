@@ -18,8 +18,10 @@ from __future__ import annotations
 import bisect
 import gc
 import io
+import mmap
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.reducer import apply_at
@@ -103,6 +105,21 @@ class EventColumns:
         return next((p for p in self.positions(kind) if self.agents[p] == agent_code), None)
 
 
+class TimelineBatch(NamedTuple):
+    """What a reader of a log (another process) hands on of what it read since its last batch: the lines' starts
+    and clocks from position `first`, the keyframes kept since (at their spacing `keyframe_every`), the world
+    after the last event, and how far into the log's bytes it has read."""
+
+    first: int
+    starts: bytes
+    elapsed: bytes
+    keyframe_positions: list[int]
+    keyframes: list[bytes]
+    keyframe_every: int
+    head: bytes
+    read_bytes: int
+
+
 class TimelineIndex:
     def __init__(
         self,
@@ -131,11 +148,13 @@ class TimelineIndex:
         data: bytes,
         source: str,
         progress: Callable[[float], None] | None = None,
+        grown: Callable[[TimelineIndex], None] | None = None,
         *,
         keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
         budget_bytes: int = KEYFRAME_BUDGET_BYTES,
     ) -> TimelineIndex:
-        """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read."""
+        """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read, and `grown`
+        the index itself as it grows (every `PROGRESS_EVERY` events; not at the end)."""
         index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
@@ -172,8 +191,11 @@ class TimelineIndex:
                 if expected % every == 0:
                     index._keep_keyframe(expected)
                     every = index.keyframe_every
-                if progress is not None and expected % PROGRESS_EVERY == 0:
-                    progress(offset / size)
+                if expected % PROGRESS_EVERY == 0:
+                    if progress is not None:
+                        progress(offset / size)
+                    if grown is not None:
+                        grown(index)
             else:
                 return index
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
@@ -224,6 +246,52 @@ class TimelineIndex:
             if progress is not None and position % PROGRESS_EVERY == 0:
                 progress(position / len(self))
         self._columns, self._markers = columns, markers
+
+    def batch_since(self, first: int) -> TimelineBatch:
+        """The events from position `first` on, and the keyframes after it, as another process takes them
+        (`take_batch`); a log read with `from_log`."""
+        assert isinstance(self.events, LogLines)
+        lines, end = self.events, len(self)
+        kept = bisect.bisect_left(self._keyframe_positions, first + 1) if first else 0
+        read = lines.starts[end - 1] + len(lines.line(end - 1)) + 1 if end else 0
+        return TimelineBatch(
+            first,
+            lines.starts[first:end].tobytes(),
+            self._elapsed[first:end].tobytes(),
+            self._keyframe_positions[kept:],
+            self._keyframes[kept:],
+            self.keyframe_every,
+            self._head.model_dump_json().encode(),
+            read,
+        )
+
+    def take_batch(self, batch: TimelineBatch, data: bytes | mmap.mmap | None = None) -> None:
+        """Grow by a batch another reader of the same log made (`batch_since`); the events it has that this
+        index has too (a preview of the log's start) are skipped. `data`: the log's bytes, now or later read
+        further than this index's (the lines are read from them)."""
+        assert isinstance(self.events, LogLines)
+        lines = self.events
+        if data is not None:
+            lines.data = data
+        skip = len(self) - batch.first
+        if skip < 0:
+            raise ValueError(f"a batch from event {batch.first} cannot follow {len(self)} events")
+        starts, elapsed = array("Q", batch.starts), array("q", batch.elapsed)
+        lines.starts.extend(starts[skip:])
+        self._elapsed.extend(elapsed[skip:])
+        last = self._keyframe_positions[-1]
+        for position, frame in zip(batch.keyframe_positions, batch.keyframes):
+            if position > last:
+                self._keyframe_positions.append(position)
+                self._keyframes.append(frame)
+                self._keyframe_bytes += len(frame)
+        if batch.keyframe_every != self.keyframe_every:  # the reader went over its budget: as it thinned, so here
+            self.keyframe_every = batch.keyframe_every
+            kept = [i for i, p in enumerate(self._keyframe_positions) if p % self.keyframe_every == 0]
+            self._keyframe_positions = [self._keyframe_positions[i] for i in kept]
+            self._keyframes = [self._keyframes[i] for i in kept]
+            self._keyframe_bytes = sum(map(len, self._keyframes))
+        self._head = World.model_validate_json(batch.head)
 
     def elapsed_at(self, position: int) -> int:
         return self._elapsed[position]

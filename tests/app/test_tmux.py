@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -91,6 +92,41 @@ def test_a_million_event_match_shows_its_first_frame_while_its_log_is_read():
         screen = wait_for(session, "REPLAY", "synthetic build race, 1000000 events", "reading the log", timeout=60)
         assert screen.count("model sy") == 12, "the twelve territories are drawn from the start of the log"
         assert "/1000000" not in screen, "only the start of the log is on screen yet"
+        quit_app(session)
+    finally:
+        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)
+
+
+def _cursor(screen: str) -> tuple[int, int] | None:
+    """(the cursor's event, the events loaded) of the status line, once it is on screen."""
+    found = re.search(r"event (\d+)/(\d+)", screen)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+@pytest.mark.slow
+def test_end_pressed_while_a_million_event_log_loads_follows_the_end():
+    """End pressed during the load goes to the last event loaded so far and keeps following the end as more
+    arrives (as `tail -f` does), and is on the true last event once the load ends, with no second press."""
+    folder = synthetic_match(1_000_000)
+    session = start_replay(folder)
+    try:
+        wait_for(session, "REPLAY", "reading the log", timeout=60)
+        tmux(session, "send-keys", "-t", session, "End")
+        seen: list[tuple[int, int]] = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            screen = tmux(session, "capture-pane", "-p", "-t", session)
+            cursor = _cursor(screen)
+            if cursor is not None and (not seen or cursor != seen[-1]):
+                seen.append(cursor)
+            if cursor == (1_000_000, 1_000_000) and "reading the log" not in screen:
+                break
+            time.sleep(0.1)
+        assert seen and seen[-1] == (1_000_000, 1_000_000), f"the end never came into view: {seen[-5:]}"
+        loading = [(at, loaded) for at, loaded in seen if loaded < 1_000_000]
+        assert len({loaded for _, loaded in loading}) >= 3, f"the screen did not grow with the load: {seen}"
+        followed = [(at, loaded) for at, loaded in loading if at == loaded and loaded > loading[0][1]]
+        assert len(followed) >= 2, f"the cursor did not follow the end while the log loaded: {seen}"
         quit_app(session)
     finally:
         subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True)

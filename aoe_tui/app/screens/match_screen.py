@@ -9,20 +9,19 @@ following the end stays there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 from textual import work
 from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import ScrollableContainer
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
-from aoe_tui.store.saved_match import load_match
+from aoe_tui.store.log_lines import LogLines
 from aoe_tui.app.screens.commands import MatchCommands
 from aoe_tui.app.screens.dirty_lines import DirtyLinesCompositor
 from aoe_tui.app.screens.host import host
@@ -37,6 +36,7 @@ from aoe_tui.app.screens.report_screen import ReportScreen
 from aoe_tui.app.widgets.race_chart import RaceChart
 from aoe_tui.app.widgets.scoreboard import Scoreboard
 from aoe_tui.app.widgets.scrubber import TimelineScrubber
+from aoe_tui.app.view.log_reader import Batch, LogReader, Whole
 from aoe_tui.app.view.session import MatchSession
 from aoe_tui.app.widgets.territory_pane import TerritoryPane
 from aoe_tui.app.view.tool_calls import ToolCallIndex
@@ -44,10 +44,6 @@ from aoe_tui.app.widgets.tool_feed import ToolFeed
 
 PLAY_INTERVAL_S = 0.1
 READING_SHOWN_EVERY_S = 0.5
-
-
-class _ReadCancelled(Exception):
-    """The screen went (or the app quit) while its log was being read: the read stops at its next report."""
 
 
 class _CursorWidgets(NamedTuple):
@@ -243,34 +239,60 @@ class MatchScreen(Screen[None]):
 
     # -- a long log, read while its start is shown -----------------------------------------------------
 
+    class LogGrown(Message):
+        """More of the log, read by the reader process."""
+
+        def __init__(self, batch: Batch) -> None:
+            super().__init__()
+            self.batch = batch
+
+    class LogRead(Message):
+        """The whole log is read, and everything the screen derives from it."""
+
+        def __init__(self, session: MatchSession) -> None:
+            super().__init__()
+            self.session = session
+
     @work(thread=True, exclusive=True, group="read-log")
     def _read_whole_log(self) -> None:
-        """The whole match and everything the screen derives from it, off the UI thread; then one swap."""
+        """The whole match read by another process (`LogReader`), this thread handing its batches to the screen
+        as messages (it never waits for the screen, and the reader never waits for either)."""
         worker = get_current_worker()
-
-        def report(start: float, share: float) -> Callable[[float], None]:
-            def reported(fraction: float) -> None:
-                if worker.is_cancelled:
-                    raise _ReadCancelled  # quitting must not wait for a million events to be read
-                # Only a number is handed over (a timer shows it): waiting for a repaint per report would
-                # make the read wait on the screen.
-                self.reading = start + share * fraction
-
-            return reported
-
-        try:  # reading and validating the lines is most of it; the columns and markers are the rest
-            match = load_match(self.session.match.source, progress=report(0.0, 0.7))
-            if match.timeline is not None:
-                match.timeline.find_details(report(0.7, 0.3))
-            session = MatchSession(match)
-        except _ReadCancelled:
+        log, timeline = self.session.match.pending_log, self.session.timeline
+        assert log is not None and isinstance(timeline.events, LogLines)
+        try:
+            reader = LogReader(self.session.match.source, log)
+        except OSError as error:
+            self.app.call_from_thread(self._reading_failed, f"{log}: cannot be read ({error.strerror})")
             return
-        except AoeError as error:
-            self.app.call_from_thread(self._reading_failed, str(error))
-            return
-        if not worker.is_cancelled:
-            # mypy solves Textual's `Callable[..., T | Awaitable[T]]` for any coroutine function as `Awaitable[Never]`
-            self.app.call_from_thread(self._show_whole_match, session)  # type: ignore[arg-type]
+        try:
+            first = True
+            for message in reader.messages(timeline.events, lambda: worker.is_cancelled):
+                if isinstance(message, Batch):
+                    if first:  # the lines are read from the mapped file from now on
+                        message.data, first = reader.data, False
+                    self.post_message(self.LogGrown(message))
+                elif isinstance(message, Whole):
+                    self.post_message(self.LogRead(message.session))
+                else:
+                    self.app.call_from_thread(self._reading_failed, message)
+        finally:
+            reader.close()
+
+    def on_match_screen_log_grown(self, message: LogGrown) -> None:
+        """A batch of the log: the timeline grows; a cursor following the end moves with it (End while a log
+        loads follows it, as `tail -f` does, until the user moves away)."""
+        if self.reading is None:
+            return  # the read failed, or the whole match is shown already
+        batch = message.batch
+        self.session.timeline.take_batch(batch.batch, batch.data)
+        self.reading = batch.fraction
+        if self.playback.following:
+            self.playback.end()
+        self.refresh_cursor()
+
+    async def on_match_screen_log_read(self, message: LogRead) -> None:
+        await self._show_whole_match(message.session)
 
     def _show_reading(self) -> None:
         """The read's progress in the scrubber's status line (the rest of the screen has not changed)."""
@@ -298,6 +320,8 @@ class MatchScreen(Screen[None]):
             self._swapping = False
         self._collector.settle()  # the whole match, read in the background, frozen as the preview was
         self.reading = None
+        if self.playback.following:
+            self.playback.end()
         self.refresh_cursor()
 
     def _where(self) -> str:

@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.run_commands",
     "aoe_tui.cli.runtime_commands",
     "aoe_tui.cli.series_commands",
+    "aoe_tui.cli.cup_commands",
     "aoe_tui.cli.arena_commands",
     "aoe_tui.cli.export_commands",
     "aoe_tui.cli.serve_commands",

@@ -74,7 +74,10 @@ def info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(info_json(match))
     else:
-        for line in match_summary_lines(match):
+        lines = match_summary_lines(match)
+        if match.cup is not None:  # a cup's heat: where it stands in the cup, under its name
+            lines.insert(1, f"cup        {match.cup.line()}")
+        for line in lines:
             _print_text(line)
         for name, reason in match.skipped_files():
             _print_text(f"skipped    {name}: {reason}")
@@ -94,6 +97,7 @@ def info_json(match: SavedMatch) -> dict:
         "events": len(match.events),
         "has_timeline": match.has_timeline,
         "skipped": [{"file": name, "reason": reason} for name, reason in match.skipped_files()],
+        **({"cup": match.cup.to_json()} if match.cup is not None else {}),
     }
 
 

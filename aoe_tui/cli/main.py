@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "aoe_tui.cli.arena_commands",
     "aoe_tui.cli.export_commands",
     "aoe_tui.cli.serve_commands",
+    "aoe_tui.cli.publish_commands",
 ]
 
 

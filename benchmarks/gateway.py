@@ -1,8 +1,8 @@
 """Model gateway overhead: latency added per request, and streamed-token throughput, direct against through it.
 
-One scripted model server (`aoe_tui.testing.model_server`) runs in a process of its own, as a provider is
-elsewhere; the gateway and the client share this process, as the referee's gateway and an agent's harness
-share nothing but loopback in a match (the client's own work is counted in both columns alike).
+Three processes, as in a match: one scripted model server (`aoe_tui.testing.model_server`), as a provider is
+elsewhere; the gateway, as the referee runs it; and the client here, as an agent's harness is a process of
+its own that shares nothing with the gateway but loopback.
 
 (a) Latency: N sequential non-streamed Chat Completions requests, alternately direct and through the
     gateway (so both see the same machine noise), each on its own kept-alive connection; p50 and p99 of
@@ -33,11 +33,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-import aiohttp  # noqa: E402
-
-from aoe_tui.agents.gateway.limits import GatewayLimits  # noqa: E402
-from aoe_tui.agents.gateway.server import Gateway  # noqa: E402
-from aoe_tui.agents.providers import ProviderConfig  # noqa: E402
+import aiohttp
 
 MODEL = "bench-model"
 LATENCY_TARGET_MS = 2.0
@@ -59,15 +55,48 @@ asyncio.run(main())
 """
 
 
+# The gateway, in a process of its own: in front of the server at argv[1], its usual bounds but the per-agent rate
+# (a benchmark's 1,000 sequential requests would be refused past the bucket's 40), every exchange recorded to
+# model_calls.jsonl under argv[2] as in a match; its URL and the agent's token on stdout, until stdin closes.
+GATEWAY = (
+    """
+import asyncio, sys
+from pathlib import Path
+from aoe_tui.agents.gateway.limits import GatewayLimits
+from aoe_tui.agents.gateway.server import Gateway
+from aoe_tui.agents.providers import ProviderConfig
 class Meter:
-    def refusal(self, agent_id: str, rounds_in_flight: int) -> str | None:
-        return None
+    def refusal(self, agent_id, rounds_in_flight): return None
+    def charge(self, agent_id, charge): pass
+    def refused_over_budget(self, agent_id, reason): pass
+async def main():
+    gateway = Gateway(Meter(), GatewayLimits(rate_per_s=1e6, burst=10**6))
+    await gateway.start()
+    provider = ProviderConfig("scripted", "sk-bench-provider-key", {"openai": sys.argv[1]})
+    token = await gateway.add_agent("bench", "%s", provider, Path(sys.argv[2]) / "bench")
+    print(gateway.url("bench"), token, flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    await gateway.close()
+asyncio.run(main())
+"""
+    % MODEL
+)
 
-    def charge(self, agent_id: str, charge: object) -> None:
-        pass
 
-    def refused_over_budget(self, agent_id: str, reason: str) -> None:
-        pass
+def started(script: str, *arguments: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *arguments],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT,
+    )
+
+
+def stopped(process: subprocess.Popen[str]) -> None:
+    if process.stdin is not None:
+        process.stdin.close()
+    process.wait(timeout=30)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -136,33 +165,23 @@ async def throughput(direct_url: str, gateway_url: str, token: str, streams: int
 
 async def run(arguments: argparse.Namespace) -> int:
     short = 2 * (WARMUP + arguments.requests)
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(short), str(2 * arguments.streams), str(arguments.stream_chars)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=PROJECT,
-    )
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        direct_url = f"http://127.0.0.1:{port}/v1"
-        limits = GatewayLimits(rate_per_s=1e6, burst=10**6)
-        gateway = Gateway(Meter(), limits)
-        await gateway.start()
-        with tempfile.TemporaryDirectory() as folder:
-            provider = ProviderConfig("scripted", "sk-bench-provider-key", {"openai": direct_url})
-            token = await gateway.add_agent("bench", MODEL, provider, Path(folder) / "bench")
+    server = started(SERVER, str(short), str(2 * arguments.streams), str(arguments.stream_chars))
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            assert server.stdout is not None
+            direct_url = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
+            gateway = started(GATEWAY, direct_url, folder)
             try:
-                direct, via = await latency(direct_url, gateway.url("bench"), token, arguments.requests)
-                direct_rates, via_rates = await throughput(direct_url, gateway.url("bench"), token, arguments.streams)
+                assert gateway.stdout is not None
+                gateway_url, token = gateway.stdout.readline().split()
+                direct, via = await latency(direct_url, gateway_url, token, arguments.requests)
+                direct_rates, via_rates = await throughput(direct_url, gateway_url, token, arguments.streams)
             finally:
-                await gateway.close()
-            records = sum(1 for _ in open(Path(folder) / "bench" / "model_calls.jsonl"))
-    finally:
-        if server.stdin is not None:
-            server.stdin.close()
-        server.wait(timeout=10)
+                stopped(gateway)
+        finally:
+            stopped(server)
+        with open(Path(folder) / "bench" / "model_calls.jsonl") as calls:
+            records = sum(1 for _ in calls)
 
     added_p50 = percentile(via, 0.5) - percentile(direct, 0.5)
     added_p99 = percentile(via, 0.99) - percentile(direct, 0.99)

@@ -24,6 +24,7 @@ class GatewayLimits:
     rate_per_s: float = 20.0  # requests per second per agent, sustained
     burst: int = 40
     record_field_chars: int = 64 * 1024  # a string of a model-call record, after which it is cut
+    record_bytes: int = 1024 * 1024  # a whole model-call record, past which its request is left out
 
 
 class TokenBucket:

@@ -1,4 +1,8 @@
-"""The gateway's HTTP side: aiohttp serves the agents on 127.0.0.1, httpx dials the providers.
+"""The gateway's HTTP side: aiohttp serves the agents on 127.0.0.1 and dials the providers.
+
+Both sides are aiohttp, whose HTTP parser is compiled: a streamed answer is many small chunks, and the
+per-chunk cost of a pure-Python parser (httpx's h11) halved the tokens a second an agent could receive
+(`benchmarks/gateway.py`).
 
 One request, start to end: route it (wire.protocols), find the agent by the
 token it presents (in whichever header its SDK uses), hold it to its rate,
@@ -15,13 +19,14 @@ import asyncio
 import json
 import secrets
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any
 from collections.abc import Callable
 
-import httpx
-from aiohttp import web
+from aiohttp import ClientError, ClientResponse, ClientSession, ClientTimeout, TCPConnector, web
 
 from aoe_tui.agents.gateway.call_log import MODEL_CALLS, ModelCallLog
 from aoe_tui.agents.gateway.limits import GatewayLimits, TokenBucket
@@ -37,7 +42,6 @@ LOOPBACK = "127.0.0.1"
 _FORWARDED_HEADERS = {"content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta", "user-agent"}
 _RETURNED_HEADERS = {"content-type", "retry-after", "request-id", "x-request-id"}
 _AUTH_HEADERS = {"openai": "Authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
-_RECORD_BYTES = 1024 * 1024
 _LINGER_S = 1.0  # how long the unread rest of a refused request body is drained
 
 
@@ -87,7 +91,8 @@ class Gateway:
         self._agents: dict[str, GatewayAgent] = {}
         self._by_token: dict[str, GatewayAgent] = {}
         self._runner: web.AppRunner | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._http: ClientSession | None = None
+        self._proxies: dict[str, str | None] = {}
         self._records: asyncio.Queue[tuple[GatewayAgent, dict[str, Any]] | None] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
 
@@ -100,12 +105,21 @@ class Gateway:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, lingering_time=_LINGER_S)
         await self._runner.setup()
         self._writer = asyncio.create_task(self._write_records())
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(self.limits.first_byte_s, connect=self.limits.connect_s),
-            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
-            follow_redirects=False,
-            trust_env=True,
+        self._http = ClientSession(
+            connector=TCPConnector(limit=64, limit_per_host=16),
+            timeout=ClientTimeout(sock_connect=self.limits.connect_s, sock_read=self.limits.first_byte_s),
+            auto_decompress=False,  # the bytes read for usage are the bytes forwarded
+            trust_env=False,  # the proxy is looked up once per provider (`_proxy`), not in a thread per request
+            skip_auto_headers=("User-Agent",),  # the client's own, when it sent one
         )
+
+    def _proxy(self, base_url: str) -> str | None:
+        """The operator's proxy for a provider (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), looked up once per base URL."""
+        if base_url not in self._proxies:
+            parts = urlsplit(base_url)
+            bypass = parts.hostname is None or urllib.request.proxy_bypass(parts.hostname)
+            self._proxies[base_url] = None if bypass else urllib.request.getproxies().get(parts.scheme)
+        return self._proxies[base_url]
 
     def url(self, agent_id: str) -> str:
         """The base URL agent `agent_id` is given (each protocol's path goes after it, /v1 included)."""
@@ -121,7 +135,7 @@ class Gateway:
             await runner.cleanup()
         http, self._http = self._http, None
         if http is not None:
-            await http.aclose()
+            await http.close()
         writer, self._writer = self._writer, None
         if writer is not None:
             self._records.put_nowait(None)  # after every record already queued
@@ -145,7 +159,9 @@ class Gateway:
             provider,
             token,
             port,
-            ModelCallLog(agent_directory / MODEL_CALLS, known, self.limits.record_field_chars),
+            ModelCallLog(
+                agent_directory / MODEL_CALLS, known, self.limits.record_field_chars, self.limits.record_bytes
+            ),
             TokenBucket(self.limits.rate_per_s, self.limits.burst),
         )
         self._agents[agent_id] = agent
@@ -269,29 +285,29 @@ class Gateway:
         deadline = asyncio.get_running_loop().time() + self.limits.exchange_s
         try:
             async with asyncio.timeout_at(deadline):
-                upstream = await self._http.send(
-                    self._http.build_request("POST", url, content=body, headers=headers), stream=True
+                upstream = await self._http.post(
+                    url, data=body, headers=headers, allow_redirects=False, proxy=self._proxy(base_url)
                 )
         except TimeoutError:
             raise Refusal(504, f"provider {provider.name}: no answer within {self.limits.exchange_s:g} s") from None
-        except httpx.HTTPError as error:
+        except (ClientError, ValueError) as error:  # refused, reset, TLS, a bad URL
             detail = " ".join((str(error) or type(error).__name__).split())[:300]
             exchange.status, exchange.answer = 502, detail
             raise Refusal(502, f"provider {provider.name} unreachable: {detail}") from None
-        exchange.status = upstream.status_code
+        exchange.status = upstream.status
         try:
             content_type = upstream.headers.get("content-type", "")
             returned = {k: v for k, v in upstream.headers.items() if k.lower() in _RETURNED_HEADERS}
-            if upstream.status_code == 200 and content_type.startswith("text/event-stream"):
+            if upstream.status == 200 and content_type.startswith("text/event-stream"):
                 return await self._stream(request, found.protocol, upstream, returned, exchange, deadline)
             return await self._whole(found.protocol, upstream, returned, exchange, deadline)
         finally:
-            await upstream.aclose()
+            upstream.release()
 
     async def _whole(
         self,
         protocol: WireProtocol,
-        upstream: httpx.Response,
+        upstream: ClientResponse,
         returned: dict[str, str],
         exchange: Exchange,
         deadline: float,
@@ -299,7 +315,7 @@ class Gateway:
         chunks, size = [], 0
         try:
             async with asyncio.timeout_at(deadline):
-                async for chunk in upstream.aiter_raw():
+                async for chunk in upstream.content.iter_any():
                     size += len(chunk)
                     if size > self.limits.max_response_bytes:
                         exchange.status, exchange.cut = 502, "answer too large"
@@ -308,7 +324,7 @@ class Gateway:
         except TimeoutError:
             exchange.status, exchange.cut = 504, "answer not complete in time"
             raise Refusal(504, f"the provider's answer took over {self.limits.exchange_s:g} s") from None
-        except httpx.HTTPError as error:
+        except ClientError as error:
             exchange.status, exchange.cut = 502, "provider connection broke"
             raise Refusal(502, f"the provider's answer broke off: {type(error).__name__}") from None
         data = b"".join(chunks)
@@ -316,15 +332,15 @@ class Gateway:
             exchange.answer = json.loads(data)
         except ValueError:
             exchange.answer = data.decode("utf-8", errors="replace")
-        if 200 <= upstream.status_code < 300:
+        if 200 <= upstream.status < 300:
             exchange.usage = protocol.wire.body_usage(exchange.answer)
-        return web.Response(status=upstream.status_code, body=data, headers=returned)
+        return web.Response(status=upstream.status, body=data, headers=returned)
 
     async def _stream(
         self,
         request: web.Request,
         protocol: WireProtocol,
-        upstream: httpx.Response,
+        upstream: ClientResponse,
         returned: dict[str, str],
         exchange: Exchange,
         deadline: float,
@@ -337,7 +353,7 @@ class Gateway:
         copy = bytearray()
         try:
             async with asyncio.timeout_at(deadline):
-                async for chunk in upstream.aiter_raw():
+                async for chunk in upstream.content.iter_any():
                     if len(copy) + len(chunk) > self.limits.max_response_bytes:
                         exchange.cut = f"stream over {self.limits.max_response_bytes} bytes, cut"
                         break
@@ -347,7 +363,7 @@ class Gateway:
             exchange.cut = f"stream still open after {self.limits.exchange_s:g} s, cut"
         except ConnectionError:
             exchange.cut = "the client went away"
-        except httpx.HTTPError as error:
+        except ClientError as error:
             exchange.cut = f"the provider's stream broke off ({type(error).__name__})"
         if exchange.cut != "the client went away":
             try:
@@ -394,8 +410,6 @@ class Gateway:
         record is the slowest part of an exchange, and the agent need not wait for it."""
         while (item := await self._records.get()) is not None:
             agent, record = item
-            if len(json.dumps(record, default=str)) > _RECORD_BYTES:
-                record["request"] = {"omitted": "the request is too large to record", "model": agent.model}
             try:
                 agent.calls.append(record)
             except OSError:

@@ -252,6 +252,7 @@ def _agents(match: SavedMatch, scrub: Scrubber) -> list[dict[str, Any]]:
                 "input": f"{state.input_tokens:,}" if state is not None and state.tokens_known else "n/a",
                 "output": f"{state.output_tokens:,}" if state is not None and state.tokens_known else "n/a",
                 "cost": usd(state.cost_microusd) if state is not None and state.cost_known else "n/a",
+                "summary": (match.results.get(agent_id) or {}).get("summary") or "",
             }
         )
     return scrub.value(rows, 500)

@@ -137,7 +137,7 @@
 
   function fromHash() {
     const found = /(?:^#|&)t=([0-9.]+)/.exec(location.hash);
-    if (found) seek(parseFloat(found[1]) * 1000);
+    if (found) seek(Math.round(parseFloat(found[1]) * 1000));
   }
 
   function frame(now) {

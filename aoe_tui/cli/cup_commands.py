@@ -108,13 +108,14 @@ def cup(args: argparse.Namespace) -> int:
 def ladder(args: argparse.Namespace) -> int:
     from aoe_tui.analysis.ladder import ladder_report, ladder_table
 
-    report = ladder_report(args.paths, by=args.by)
+    import sys
+
+    in_app = not args.json and sys.stdout.isatty()
+    report = ladder_report(args.paths, by=args.by, history=in_app)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
-    import sys
-
-    if sys.stdout.isatty():
+    if in_app:
         from aoe_tui.cli.cup_launch import open_ladder
 
         return open_ladder(report)

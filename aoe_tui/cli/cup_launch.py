@@ -18,12 +18,13 @@ def run_cup_live(cup: CupRunner, finished: Callable[[], str]) -> int:
     import sys
 
     from aoe_tui.app.cup_live_app import CupLiveApp
+    from aoe_tui.app.view.series_progress import SeriesLog
     from aoe_tui.cli.series_commands import _stopped
 
-    lines: list[str] = []
-    cup.report = lines.append
+    log = SeriesLog()
+    cup.report = log.add
     cup.open()
-    app = CupLiveApp(cup, lines)
+    app = CupLiveApp(cup, log)
     app.run()
     if app.engine_error is not None:
         raise AoeError(app.engine_error)

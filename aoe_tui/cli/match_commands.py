@@ -19,6 +19,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.engine.model_gateway import provider_problems
+from aoe_tui.store.cup_files import is_cup_folder
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
 from aoe_tui.store.series_source import collection_kind
@@ -38,6 +39,10 @@ def _print_text(line: str) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
+    if is_cup_folder(args.path):  # a cup: rounds as columns, heats as boxes
+        from aoe_tui.cli.cup_launch import open_cup
+
+        return open_cup(args.path)
     if collection_kind(args.path) is not None:  # a series or benchmark (folder or bundle): standings, rounds
         from aoe_tui.cli.app_launch import open_series
 

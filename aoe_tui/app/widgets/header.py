@@ -8,6 +8,7 @@ from textual.widgets import Static
 from aoe_tui.app.widgets.repaint import repaint
 
 from aoe_tui.domain.clock import format_clock
+from aoe_tui.domain.cup_rules import cup_context
 from aoe_tui.domain.world import World
 
 SEPARATOR = " · "
@@ -36,6 +37,7 @@ class MatchHeader(Static):
             " ",
             (self.arena, "bold"),
             SEPARATOR,
+            *((("cup ", "bold $accent"),) if cup_context(self.match_name) is not None else ()),  # a cup's heat
             self.match_name,
             SEPARATOR,
             (state, MATCH_STATE_STYLES.get(state, "")),

@@ -12,7 +12,8 @@ A cup races a field of entrants larger than an arena's seats. The rules (docs/cu
   time to those points; still equal is a tie, broken only for the heat's winner and for advancing, by the
   draw (the earlier seat).
 - **Void, forfeit.** A seat unavailable through no fault of its own (its provider, its harness, the
-  infrastructure or the arena failed it; a durable seat or the winner raced) voids the heat: it is played
+  infrastructure or the arena failed it, or its territory was unavailable; a seat that scored any points,
+  became durable or won raced) voids the heat: it is played
   again as the next attempt. After `attempts` void plays, those seats forfeit (a forfeit is never a loss:
   it is left out of the heat's order) and the heat stands on the others. An attempt interrupted (the
   process killed, the match not finished) is played again too, and does not count against `attempts`.
@@ -346,7 +347,9 @@ def seat_results(world: Any) -> list[SeatResult]:
             continue
         agent = world.agents.get(agent_id)
         source = agent.failure_source if agent is not None else None
-        raced = agent_id == winner or territory.durable_at_ms is not None
+        # A seat that scored, became durable or won raced, whatever failed it afterwards (an agent's session cut
+        # by the referee's reboot is the arena's doing, and the adapter stopped at the end the harness's).
+        raced = agent_id == winner or territory.durable_at_ms is not None or territory.milestone_points > 0
         unavailable = not raced and (source in NO_FAULT_SOURCES or territory.competitor_state == "unavailable")
         passed = [m.passed_at_ms for m in territory.milestones.values() if m.passed and m.passed_at_ms is not None]
         seats.append(

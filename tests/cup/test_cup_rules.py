@@ -174,3 +174,35 @@ def test_the_next_round_takes_the_winners_then_the_best_runners_up_to_fill_whole
         {"heat": 2, "winner": "c", "order": heat_order([seat("c", points=5, at=1), seat("d")])},
     ]
     assert [g["entrant"] for g in advance(tie, 3)] == ["a", "c", "b"]  # equal runners-up: the earlier heat
+
+
+def test_a_seat_that_scored_raced_whatever_failed_it_afterwards():
+    from aoe_tui.domain.cup_rules import seat_results
+    from aoe_tui.domain.world import World
+
+    world = World.model_validate(
+        {
+            "match_state": "finished",
+            "winner": None,
+            "territories": {
+                "t1": {
+                    "agent": "scored",
+                    "milestone_points": 30,
+                    "milestones": {"up": {"passed": True, "points": 30, "passed_at_ms": 900}},
+                },
+                "t2": {"agent": "cut", "milestone_points": 0},
+                "t3": {"agent": "down", "milestone_points": 0, "competitor_state": "unavailable"},
+                "t4": {"agent": "lost", "milestone_points": 0},
+            },
+            "agents": {
+                "scored": {"territory": "t1", "failure_source": "harness"},
+                "cut": {"territory": "t2", "failure_source": "arena"},
+                "down": {"territory": "t3"},
+                "lost": {"territory": "t4", "failure_source": "player"},
+            },
+        }
+    )
+    seats = {s.entrant: s for s in seat_results(world)}
+    assert not seats["scored"].unavailable and seats["scored"].points_at_ms == 900
+    assert seats["cut"].unavailable and seats["cut"].source == "arena"
+    assert seats["down"].unavailable and not seats["lost"].unavailable

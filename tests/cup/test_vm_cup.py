@@ -3,7 +3,7 @@
 Two oracles, the flawed builders (amnesiac, tmpfs-writer) and two cheats (cheat-fake-reboot,
 cheat-swallow-restart) on First Build: the seed is the first that draws the oracles into different heats,
 so each heat of round 1 ends at its oracle's durable deployment; `kill -9` lands while round 1 heat 2 boots,
-`aoe doctor --clean` removes the dead run's guests, and the same command again keeps heat 1, marks the
+the dead run's guests are destroyed (only those), and the same command again keeps heat 1, marks the
 killed attempt interrupted and plays heat 2 as attempt 2, then the final (both heat winners and the best
 runner-up): an oracle wins. Every match is named and slugged in the published format, and `aoe info` of a
 heat shows its cup context. Three races and a boot of TCG guests: about a quarter of an hour.
@@ -27,8 +27,8 @@ from tests.engine.vm_cli import AOE, assert_replayable, domains_of, wait_for_lin
 from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
-HEAT_TIMEOUT_S = 600
-DURATION_S = 300
+HEAT_TIMEOUT_S = 1200
+DURATION_S = 900  # the oracle is durable in about three minutes alone, much later on a loaded machine
 ENTRANTS = {
     "oracle-a": ("oracle", "scripted/oracle"),
     "oracle-b": ("oracle", "scripted/oracle"),
@@ -79,6 +79,7 @@ def start_cup(cup, output, cwd) -> subprocess.Popen:
     )
 
 
+@pytest.mark.timeout(4 * HEAT_TIMEOUT_S)
 def test_a_cup_of_six_killed_in_round_1_heat_2_resumes_and_an_oracle_wins(tmp_path):
     subprocess.run([str(PROJECT / "scripts" / "services")], check=True)
     cup = write_cup(tmp_path, splitting_seed())
@@ -93,15 +94,9 @@ def test_a_cup_of_six_killed_in_round_1_heat_2_resumes_and_an_oracle_wins(tmp_pa
     heat_one, heat_two = checkpoint["rounds"][0]["heats"]
     assert heat_one["winner_decided"] and heat_one["winner"].startswith("oracle")
     assert [a["outcome"] for a in heat_two["attempts"]] == ["running"]
-    subprocess.run(
-        [*AOE, "doctor", "--clean"],
-        check=False,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(PROJECT)},
-    )
+    for name in domains_of(output / "round-1" / "heat-2" / "attempt-1"):  # the dead run's guests, only theirs
+        for step in ("destroy", "undefine"):
+            subprocess.run(["virsh", "-c", "qemu:///system", step, name], check=False, capture_output=True, timeout=60)
     assert domains_of(output / "round-1" / "heat-2" / "attempt-1") == []
     heat_one_log = (output / "round-1" / "heat-1" / "attempt-1" / "events.jsonl").read_bytes()
 

@@ -205,3 +205,24 @@ async def test_index_archive_series_and_ladder_pages_open_without_errors(site: P
     links = await browser.evaluate("Array.from(document.querySelectorAll('table.rounds a')).map(a => a.href)")
     assert links and all(Path(link.removeprefix("file://")).is_file() for link in links)
     await browser.load((site / "ladder" / "index.html").as_uri())
+
+
+@pytest.mark.timeout(120)
+async def test_a_long_match_page_is_small_and_interactive_within_2_s(tmp_path: Path, browser: PageBrowser):
+    """The synthetic 10^5-event match (benchmarks/synthetic_match.py, cached): its page carries the log in
+    less than the events' own size and is interactive within 2 s of a fresh load, at the right moment."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from synthetic_match import synthetic_match
+
+    source = synthetic_match(100_000)
+    publish([source], tmp_path / "site")
+    page = tmp_path / "site" / "matches" / source.name / "index.html"
+    assert page.stat().st_size < (source / "events.jsonl").stat().st_size / 10
+    match = load_match(source)
+    ms = match.events[-1].elapsed_ms * 2 // 3
+    seconds = min([await browser.load(f"{page.as_uri()}#t={ms / 1000}") for _ in range(2)])
+    assert seconds < 2
+    states = await browser.states()
+    assert states == expected_states(match.events, ms, states)

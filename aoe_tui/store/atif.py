@@ -8,7 +8,10 @@ schema we validate against (`schemas/atif-v1.4.schema.json`) was written from
 it, as no package for this Python ships the published one.
 
 Steps come from the transcript's messages (the fixtures' content-block shape:
-`text`, `tool_use`, `tool_result`), or, when an agent left only a live tool
+`text`, `tool_use`, `tool_result`), else from the referee's gateway's record
+of the model exchanges (`model_calls.jsonl`, `store.model_calls`: an agent
+step per exchange with its text, tool calls and usage, the tool results the
+next request carried as its observations), or, when an agent left only a live tool
 trace, one agent step per tool call (a match that kept neither but a stored
 analysis: one step per classified command, its output excerpt as the
 observation). Only those public block kinds are
@@ -37,6 +40,8 @@ from aoe_tui.domain.secret_patterns import Redactor
 from aoe_tui.domain.transcript import ToolTraceEntry, without_private_reasoning
 from aoe_tui.store.atomic_file import write_text_atomic
 from aoe_tui.store.match_export import ExportReport, slug
+from aoe_tui.store.model_calls import PROTOCOLS as MODEL_CALL_PROTOCOLS
+from aoe_tui.store.model_calls import answer_text, new_input, public_record
 from aoe_tui.store.saved_match import SavedMatch
 
 ATIF_VERSION = "ATIF-v1.4"
@@ -98,7 +103,10 @@ def export_atif(match: SavedMatch, output: Path, known_secrets: Iterable[str | N
         report.reasoning_removed += steps.reasoning_removed
         if not steps.steps:
             report.left_out.append(
-                (agent_id, "no transcript or tool trace: the trajectory holds the referee's verdict only")
+                (
+                    agent_id,
+                    "no transcript, model calls or tool trace: the trajectory holds the referee's verdict only",
+                )
             )
         validate_trajectory(trajectory, f"{agent_id}{TRAJECTORY_SUFFIX}")
         write_text_atomic(
@@ -112,8 +120,11 @@ def agent_trajectory(match: SavedMatch, agent_id: str) -> tuple[dict[str, Any], 
     transcript = match.transcripts.get(agent_id)
     trace = match.tool_trace(agent_id)
     steps = TrajectorySteps(timing={entry.id: entry for entry in trace if entry.id})
+    model_calls = match.agent_model_calls(agent_id) if transcript is None or not transcript.messages else []
     if transcript is not None and transcript.messages:
         _from_messages(steps, transcript.messages)
+    elif model_calls:
+        _from_model_calls(steps, model_calls)
     elif trace:
         _from_trace(steps, trace)
     elif agent_id in match.analyses:
@@ -220,6 +231,86 @@ def _from_messages(steps: TrajectorySteps, messages: list[Any]) -> None:
                 steps.add(role, text)
         else:
             steps.other_blocks_removed += 1
+
+
+def _from_model_calls(steps: TrajectorySteps, records: list[dict[str, Any]]) -> None:
+    """The referee's gateway's record: per exchange, what its request added (a user or system text, the
+    results of the previous exchange's tool calls) and an agent step with the answer's text, tool calls and
+    usage. Reasoning is taken out of each record first (`public_record`), and never read."""
+    for number, raw in enumerate(records, 1):
+        record, removed = public_record(raw)
+        steps.reasoning_removed += removed
+        protocol = record.get("protocol") if isinstance(record.get("protocol"), str) else ""
+        if protocol not in MODEL_CALL_PROTOCOLS:
+            steps.other_blocks_removed += 1
+            continue
+        for said in new_input(protocol, record.get("request")):
+            if said.source == "tool":
+                steps.observe(_result_owner(steps, said.call_id, said.name), said.text)
+            elif said.text:
+                steps.add(said.source, said.text)
+        listed = record.get("tool_calls") if isinstance(record.get("tool_calls"), list) else []
+        calls = [
+            _recorded_call(call, f"exchange-{number}-call-{index}")
+            for index, call in enumerate(listed, 1)
+            if isinstance(call, dict)
+        ]
+        fields: dict[str, Any] = {"tool_calls": calls} if calls else {}
+        if metrics := _exchange_metrics(record.get("usage")):
+            fields["metrics"] = metrics
+        extra = {
+            key: record.get(key)
+            for key in ("sequence", "elapsed_ms", "duration_ms", "status", "streamed", "cut", "protocol")
+            if record.get(key) is not None
+        }
+        if isinstance(record.get("model"), str) and record["model"]:
+            fields["model_name"] = record["model"]
+        steps.add("agent", answer_text(protocol, record.get("response")), **fields, extra={"model_call": extra})
+
+
+def _result_owner(steps: TrajectorySteps, call_id: str | None, name: str | None) -> str | None:
+    """The call a tool result answers: its id, else (Gemini names the function only) the last agent step's
+    first call of that name; None when neither is known (the result goes to the last agent step, unattributed)."""
+    last = next((s for s in reversed(steps.steps) if s["source"] == "agent"), None)
+    if last is None:
+        return call_id
+    if call_id is not None and call_id in _call_ids(last):
+        return call_id
+    if name:
+        answered = {r.get("source_call_id") for r in last.get("observation", {}).get("results", [])}
+        for call in last.get("tool_calls", []):
+            if call["function_name"] == name and call["tool_call_id"] not in answered:
+                return call["tool_call_id"]
+    return call_id
+
+
+def _recorded_call(call: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    """A tool call as the gateway lists it: `arguments` is JSON text, an object when it parses to one."""
+    text = call.get("arguments")
+    try:
+        arguments = json.loads(text) if isinstance(text, str) and text.strip() else None
+    except ValueError:
+        arguments = text
+    return {
+        "tool_call_id": str(call.get("id") or fallback_id),
+        "function_name": str(call.get("name") or "unknown"),
+        "arguments": _arguments(arguments),
+    }
+
+
+def _exchange_metrics(usage: Any) -> dict[str, Any]:
+    if not isinstance(usage, dict):
+        return {}
+    pairs = [
+        ("prompt_tokens", usage.get("input_tokens")),
+        ("completion_tokens", usage.get("output_tokens")),
+        ("cached_tokens", usage.get("cached_tokens")),
+    ]
+    metrics = {key: value for key, value in pairs if type(value) is int and value >= 0}
+    cost = usage.get("provider_cost_usd")
+    if type(cost) in (int, float) and cost >= 0:
+        metrics["cost_usd"] = cost
+    return metrics
 
 
 def _from_trace(steps: TrajectorySteps, trace: list[ToolTraceEntry]) -> None:

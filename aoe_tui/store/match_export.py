@@ -3,12 +3,12 @@
 The writer beside the reader (`saved_match.match_from_document`): whatever
 shape a match was saved in, what the loader made of it is written as the
 single-file shape of SPEC §5.3, plus what a replay needs that §5.3 lacks
-(the agents' transcripts, live tool traces and results) and the events'
-digest (`match_integrity`). The file is canonical JSON (keys sorted, two-space
+(the agents' transcripts, live tool traces, results and model exchanges as the
+referee's gateway recorded them) and the events' digest (`match_integrity`). The file is canonical JSON (keys sorted, two-space
 indent), so exporting an export gives back the same bytes.
 
 Nothing private leaves with it: the agents' private reasoning is taken out of
-the transcripts, every string passes the secret redactor
+the transcripts and the model exchanges, every string passes the secret redactor
 (`domain.secret_patterns`), and files that are not part of a match record
 (the SSH key folder, consoles, disks, logs) are never read into it. The
 report says what was left out and what was redacted, never the secret itself.
@@ -29,10 +29,11 @@ from aoe_tui.domain.transcript import without_private_reasoning
 from aoe_tui.store.atomic_file import write_text_atomic
 from aoe_tui.store.match_integrity import EVENTS_DIGEST, INTEGRITY, events_digest
 from aoe_tui.store.match_layout import MatchLayout
+from aoe_tui.store.model_calls import public_record, request_without_history
 from aoe_tui.store.saved_match import SINGLE_FILE_TYPE, SavedMatch
 
 MATCH_SUFFIX = ".match.json"
-PER_AGENT_SECTIONS = ("analyses", "transcripts", "live_tool_traces", "results")
+PER_AGENT_SECTIONS = ("analyses", "transcripts", "live_tool_traces", "results", "model_calls")
 KEY_FOLDER = "ssh"
 _PRIVATE_KEY_NAME = re.compile(r"^(id_[a-z0-9_]+|.*\.(pem|key))$")
 
@@ -52,7 +53,9 @@ class ExportReport:
             f"redacted {count} {kind}{'s' if count != 1 else ''} in {where}" for where, kind, count in self.redacted
         ]
         if self.reasoning_removed:
-            said.append(f"left out {self.reasoning_removed} private reasoning block(s) of the transcripts")
+            said.append(
+                f"left out {self.reasoning_removed} private reasoning block(s) of the transcripts and model calls"
+            )
         return said
 
 
@@ -89,7 +92,24 @@ def match_document(match: SavedMatch) -> dict[str, Any]:
             for agent, trace in match.live_tool_traces.items()
         },
         "results": match.results,
+        **({"model_calls": model_calls} if (model_calls := _model_calls(match)) else {}),
     }
+
+
+def _model_calls(match: SavedMatch) -> dict[str, list[dict[str, Any]]]:
+    """The agents' model exchanges (the referee's gateway's record), for those that have any."""
+    return {agent: records for agent in sorted(match.agents) if (records := match.agent_model_calls(agent))}
+
+
+def shareable_model_call(record: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A model exchange as it may leave the match: no private reasoning (`public_record`), and its request
+    cut to what it added to the conversation (the history before the model's last turn is in the earlier
+    records already: a long match's requests would otherwise repeat it, growing, every exchange)."""
+    public, removed = public_record(record)
+    request = public.get("request")
+    if isinstance(request, dict):
+        public["request"] = request_without_history(str(public.get("protocol") or ""), request)
+    return public, removed
 
 
 def shareable_document(
@@ -102,6 +122,10 @@ def shareable_document(
         if isinstance(transcript.get("messages"), list):
             transcript["messages"], removed = without_private_reasoning(transcript["messages"])
             report.reasoning_removed += removed
+    for agent, records in document.get("model_calls", {}).items():
+        shared = [shareable_model_call(record) for record in records]
+        document["model_calls"][agent] = [record for record, _ in shared]
+        report.reasoning_removed += sum(removed for _, removed in shared)
     known = list(known_secrets)
     for key in list(document):
         parts = document[key].items() if key in PER_AGENT_SECTIONS else [(None, document[key])]
@@ -165,6 +189,7 @@ def _exported_files(match: SavedMatch) -> set[Path]:
     for agent in match.agents:
         paths = layout.agent(agent)
         files |= {paths.transcript, paths.live_transcript, paths.result, paths.analysis, paths.tool_trace}
+        files.add(paths.model_calls)
     skipped = {s.path for s in match.skipped}
     return {path for path in files if path.is_file() and not path.is_symlink() and path not in skipped}
 

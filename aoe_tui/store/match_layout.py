@@ -19,6 +19,7 @@ from pathlib import Path
 EVENTS = "events.jsonl"
 WORLD = "world.json"
 LIVE_SUFFIX = ".live.json"
+MODEL_CALLS_NAME = "model_calls.jsonl"
 
 
 def live_variant(transcript: Path) -> Path:
@@ -68,6 +69,11 @@ class AgentPaths:
     @property
     def transcript(self) -> Path:
         return self._file("transcript.json")
+
+    @property
+    def model_calls(self) -> Path:
+        """The referee's gateway's record of every exchange with the model (`model_calls.jsonl`)."""
+        return self._file(MODEL_CALLS_NAME)
 
     @property
     def live_transcript(self) -> Path:

@@ -35,6 +35,7 @@ from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import parse_event_objects, read_log_bytes
 from aoe_tui.store.match_integrity import check_events_digest
 from aoe_tui.store.match_layout import EVENTS, WORLD, AgentPaths, MatchLayout
+from aoe_tui.store.model_calls import read_model_calls
 from aoe_tui.store.timeline import TimelineIndex, copy_world
 
 MatchShape = Literal["directory", "published", "single-file", "world-only"]
@@ -75,6 +76,9 @@ class SavedMatch:
     live_tool_traces: dict[str, list[ToolTraceEntry]] = field(default_factory=dict)
     analyses: dict[str, Analysis] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model_calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """A single-file match's records of the agents' model exchanges; a folder's are read when asked
+    (`agent_model_calls`): they can be large, and only an export reads them whole."""
     provenance: dict[str, Any] | None = None
     visualization: Visualization | None = None
     directory: Path | None = None
@@ -123,6 +127,12 @@ class SavedMatch:
         if transcript is not None and transcript.tool_trace:
             return list(transcript.tool_trace)
         return self.live_tool_traces.get(agent_id, [])
+
+    def agent_model_calls(self, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's model exchanges as the referee's gateway recorded them (`store.model_calls`)."""
+        if agent_id in self.model_calls or self.directory is None:
+            return self.model_calls.get(agent_id, [])
+        return read_model_calls(MatchLayout.published_or_nested(self.directory).agent(agent_id).model_calls)
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -247,6 +257,7 @@ def match_from_document(path: Path, data: dict[str, Any]) -> SavedMatch:
         ),
         analyses=_per_agent(data, "analyses", path, lambda value, where: _model(Analysis, value, where)),
         results=_per_agent(data, "results", path, lambda value, where: _expect_object(value, where)),
+        model_calls=_per_agent(data, "model_calls", path, _model_call_records),
         provenance=data.get("provenance"),
         visualization=_model(Visualization, visual, f"{path} visualization") if visual else _visual(manifest),
         match_info=dict(match_info),
@@ -259,6 +270,12 @@ def _per_agent(data: dict[str, Any], key: str, path: Path, read: Callable[[Any, 
     if not isinstance(section, dict):
         raise AoeError(f"{path}: field {key}: expected an object of agents")
     return {agent: read(value, f"{path} {key}.{agent}") for agent, value in section.items()}
+
+
+def _model_call_records(value: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(record, dict) for record in value):
+        raise AoeError(f"{where}: expected a list of JSON objects")
+    return value
 
 
 def _expect_object(value: Any, where: str) -> dict[str, Any]:
@@ -341,7 +358,10 @@ def _load_directory(
     heat = _heat_file(directory)  # a cup's attempt: named in the published format
     if heat is not None:
         match.name = heat["name"]
-        match.match_info = {"name": heat["name"], **({"slug": heat["slug"]} if isinstance(heat.get("slug"), str) else {})}
+        match.match_info = {
+            "name": heat["name"],
+            **({"slug": heat["slug"]} if isinstance(heat.get("slug"), str) else {}),
+        }
     for agent_id in match.agents:
         _load_agent_files(match, agent_id, layout.agent(agent_id))
     return match

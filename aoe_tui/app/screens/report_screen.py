@@ -70,6 +70,8 @@ class ReportScreen(Screen[None]):
                 yield Static(literal(self._call_counts()), classes="report-note")
             with TabPane(TABS["agents"], id="agents"):
                 yield self._agents_table()
+                if notes := self._usage_notes():
+                    yield Static(literal("\n".join(notes)), classes="report-note", id="usage-notes")
             with TabPane(TABS["standings"], id="standings"):
                 yield self._standings_table()
             with TabPane(TABS["provenance"], id="provenance"):
@@ -168,6 +170,16 @@ class ReportScreen(Screen[None]):
             "artifacts",
         )
         return _table(columns, rows, id="agents-table")
+
+    def _usage_notes(self) -> list[str]:
+        """Whose usage figures the agents table shows: the referee's measure (the adapter's report beside
+        when it differs); nothing for an agent whose figures are its adapter's own (every earlier match)."""
+        world = self.session.timeline.head
+        return [
+            f"{agent_id}: usage {note}"
+            for agent_id in self.session.match.agents
+            if (note := show.usage_note(world.agents.get(agent_id)))
+        ]
 
     def _standings_table(self) -> DataTable:
         world = self.session.timeline.head

@@ -1,8 +1,10 @@
 """Drill-down into one territory: the guest's console, how to get a shell, each milestone's evidence
-and last failure, and what the agent printed.
+and last failure, what the agent printed, and its exchanges with its model (the referee's gateway's record).
 
 Everything here is read fresh from the match directory and the live world
-every second, so it keeps up with a running match; nothing is kept.
+every second, so it keeps up with a running match; only the model calls are
+kept (a summary of the last ones), their file being read from where the last
+refresh stopped.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from aoe_tui.domain.world import World
 from aoe_tui.domain.untrusted import first_line
 from aoe_tui.app.view import presentation as show
 from aoe_tui.app.view.file_tail import tail_lines
+from aoe_tui.app.view.model_calls import model_call_lines, model_calls_title
 from aoe_tui.store.match_layout import MatchLayout
+from aoe_tui.store.model_calls import ModelCallTail
 
 CONSOLE_LINES = 15
 AGENT_LINES = 8
@@ -53,6 +57,8 @@ class TerritoryScreen(Screen[None]):
         super().__init__()
         self.territory_id, self.agent_id, self.milestone_ids = territory_id, agent_id, milestone_ids
         self.match_dir, self.world, self.ssh_command = Path(match_dir), world, ssh_command
+        # Kept: each refresh reads only the exchanges appended since the last one.
+        self.model_calls = ModelCallTail(MatchLayout(self.match_dir).agent(self.agent_id or "").model_calls)
 
     def compose(self) -> ComposeResult:
         yield Static(id="drill-title")
@@ -88,6 +94,9 @@ class TerritoryScreen(Screen[None]):
             _section(f"Agent stdout (last {AGENT_LINES} lines)", _log_lines(agent.stdout, AGENT_LINES)),
             _section(f"Agent stderr (last {AGENT_LINES} lines)", _log_lines(agent.stderr, AGENT_LINES)),
         ]
+        if self.agent_id:
+            calls = [Content.assemble(*line) for line in model_call_lines(self.model_calls)]
+            sections.append(_section(model_calls_title(self.model_calls), calls))
         self.query_one("#drill-body-text", Static).update(Content("\n\n").join(sections))
 
     def _milestones(self, world: World) -> list[Content]:

@@ -102,6 +102,48 @@ def cost(agent: AgentState | None) -> str:
     return f"${agent.cost_microusd / 1_000_000:.4f}"
 
 
+MEASURED_BY_REFEREE = "measured by the referee"
+
+
+def usage_measured_by(agent: AgentState | None) -> str | None:
+    """Who measured the agent's usage figures when it was the referee (its model gateway), else None:
+    the figures are then the adapter's own report."""
+    return MEASURED_BY_REFEREE if agent is not None and agent.metered else None
+
+
+def reported_usage_differs(agent: AgentState | None) -> bool:
+    """Whether a metered agent's adapter reported figures the referee's measure does not match (a figure the
+    adapter gave that differs, or that the referee could not measure)."""
+    if agent is None or not agent.metered:
+        return False
+    pairs = [
+        (agent.reported_input_tokens, agent.input_tokens if tokens_known(agent) else None),
+        (agent.reported_output_tokens, agent.output_tokens if tokens_known(agent) else None),
+        (agent.reported_cost_microusd, agent.cost_microusd if cost_known(agent) else None),
+    ]
+    return any(reported is not None and reported != measured for reported, measured in pairs)
+
+
+def reported_usage(agent: AgentState) -> str:
+    """The adapter's own report, for beside the measured figures: `adapter says 9,000 in / 800 out · $0.0100`."""
+
+    def count(value: int | None) -> str:
+        return NOT_AVAILABLE if value is None else f"{value:,}"
+
+    said = f"adapter says {count(agent.reported_input_tokens)} in / {count(agent.reported_output_tokens)} out"
+    if agent.reported_cost_microusd is not None:
+        said += f" · ${agent.reported_cost_microusd / 1_000_000:.4f}"
+    return said
+
+
+def usage_note(agent: AgentState | None) -> str:
+    """What to say after an agent's usage figures: who measured them, and the adapter's differing report."""
+    measured = usage_measured_by(agent)
+    if measured is None or agent is None:
+        return ""
+    return f"{measured}; {reported_usage(agent)}" if reported_usage_differs(agent) else measured
+
+
 def milestone_status(milestone: MilestoneState | None, paused: bool) -> str:
     if milestone is not None and milestone.passed:
         return "passed"

@@ -126,16 +126,18 @@ class TerritoryPane(Framed):
         else:
             self._show_race(world, rank)
         agent_state = world.agents.get(self.agent.agent_id) if self.agent else None
-        self._set(
-            "agent-status",
-            [
-                Content.assemble("agent ", show.styled_agent_status(agent_state)),
-                Content(
-                    f"tokens {show.token_count(agent_state, 'input_tokens')} in / "
-                    f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}"
-                ),
-            ],
-        )
+        status = [
+            Content.assemble("agent ", show.styled_agent_status(agent_state)),
+            Content(
+                f"tokens {show.token_count(agent_state, 'input_tokens')} in / "
+                f"{show.token_count(agent_state, 'output_tokens')} out · cost {show.cost(agent_state)}"
+            ),
+        ]
+        if (measured := show.usage_measured_by(agent_state)) is not None and agent_state is not None:
+            status.append(Content.styled(f"  {measured}", "$text-muted"))
+            if show.reported_usage_differs(agent_state):
+                status.append(Content.styled(f"  {show.reported_usage(agent_state)}", "$warning"))
+        self._set("agent-status", status)
         self._set(
             "activity", self._activity(elapsed_ms, activity_horizon_ms, agent_state is not None and agent_state.running)
         )

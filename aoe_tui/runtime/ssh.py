@@ -105,6 +105,7 @@ class GuestSSH:
         self._is_alive = is_alive
         self._connection: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
+        self._forwards: dict[int, int] = {}  # guest loopback port -> host loopback port, on every connection
 
     @property
     def connected(self) -> bool:
@@ -115,8 +116,11 @@ class GuestSSH:
         async with self._lock:
             if self._connection is not None and not self._connection.is_closed():
                 return self._connection
-            self._connection = await self._connect_with_retries(timeout or self.connect_timeout)
-            return self._connection
+            connection = await self._connect_with_retries(timeout or self.connect_timeout)
+            for guest_port, host_port in self._forwards.items():
+                await self._open_forward(connection, guest_port, host_port)
+            self._connection = connection
+            return connection
 
     async def _connect_with_retries(self, timeout: float) -> asyncssh.SSHClientConnection:
         deadline = time.monotonic() + timeout
@@ -269,13 +273,16 @@ class GuestSSH:
             raise AoeError(f"{local}: cannot read file to upload to {self.label}: {error.strerror}") from None
         await self.write_file(remote, data, mode, timeout)
 
-    async def forward_to_host(self, guest_port: int, host_port: int) -> asyncssh.SSHListener:
+    async def forward_to_host(self, guest_port: int, host_port: int) -> None:
         """Listen on the guest's own 127.0.0.1:`guest_port` and carry each connection, over this SSH connection, to
         the host's 127.0.0.1:`host_port`: how a harness inside its guest reaches the match's model gateway, with
-        no route out of the guest. The forward ends with the connection (a reboot): open it again after one."""
-        connection = await self.connect()
+        no route out of the guest. Kept for good: every later connection (after a reboot) opens it again."""
+        self._forwards[guest_port] = host_port
+        await self._open_forward(await self.connect(), guest_port, host_port)
+
+    async def _open_forward(self, connection: asyncssh.SSHClientConnection, guest_port: int, host_port: int) -> None:
         try:
-            return await connection.forward_remote_port(LOOPBACK_HOST, guest_port, LOOPBACK_HOST, host_port)
+            await connection.forward_remote_port(LOOPBACK_HOST, guest_port, LOOPBACK_HOST, host_port)
         except (OSError, asyncssh.Error) as error:
             raise AoeError(
                 f"{self.label}: cannot forward the guest's 127.0.0.1:{guest_port} to the host's port {host_port}: "

@@ -104,9 +104,9 @@ async def test_scripted_model_builds_a_durable_service_that_passes_all_four_mile
         assert outcome.passed, f"{milestone}: {outcome.detail}"
     prepared = {"AOE_PREPARED_FILE": str(scratch / "prepared.json")}
     assert (await verify(guest, "host-reboot", scratch, AOE_VERIFY_PHASE="before_reboot", **prepared)).passed
-    before, after = await guest.reboot(120)
+    reboot = await guest.reboot(120)
     proof = scratch / "proof.json"
-    proof.write_text(json.dumps({"boot_id_before": before, "boot_id_after": after}))
+    proof.write_text(json.dumps(reboot.to_json()))
     outcome = await verify(
         guest, "host-reboot", scratch, 90, AOE_VERIFY_PHASE="after_reboot", AOE_REBOOT_PROOF=str(proof), **prepared
     )
@@ -206,7 +206,8 @@ async def test_the_example_external_adapter_writes_every_protocol_file(guest: Te
 
 async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_forward(guest: TerritoryVM) -> None:
     """The guest has no route out; the referee's SSH connection carries its loopback port to the gateway, where
-    only this agent's token is good (another token, or none, is refused) and the provider's key never enters."""
+    only this agent's token is good (another token, or none, is refused) and the provider's key never enters;
+    after the referee's reboot the forward is there again."""
     from aoe_tui.agents.gateway.metering import Charge
     from aoe_tui.agents.gateway.server import Gateway
     from aoe_tui.agents.providers import ProviderConfig
@@ -232,7 +233,7 @@ async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_fo
         other = Gateway(Meter())
         await other.start()
         foreign = await other.add_agent("in-guest", "scripted/in-guest", provider, guest.config.directory / "other")
-        listener = await guest.ssh.forward_to_host(18411, gateway.port("in-guest"))
+        await guest.ssh.forward_to_host(18411, gateway.port("in-guest"))
         try:
             body = '{"model": "scripted/in-guest", "messages": [{"role": "user", "content": "hi"}]}'
 
@@ -243,15 +244,18 @@ async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_fo
                     "http://127.0.0.1:18411/v1/chat/completions",
                     timeout=30,
                 )
-                return result.stdout
+                return result.stdout + result.stderr
 
             answer = await ask(token)
-            assert answer.endswith(" 200") and "hello from the model" in answer, answer
-            assert (await ask(foreign)).endswith(" 401")
-            assert (await ask("sk-guessed")).endswith(" 401")
+            assert answer.rstrip().endswith(" 200") and "hello from the model" in answer, answer
+            assert (await ask(foreign)).rstrip().endswith(" 401")
+            assert (await ask("sk-guessed")).rstrip().endswith(" 401")
+            # The referee's reboot cuts the connection; the next one carries the forward again.
+            await guest.reboot(120)
+            again = await ask(token)
+            assert again.rstrip().endswith(" 200"), again
             assert {request.headers["Authorization"] for request in upstream.requests} == {f"Bearer {DISTINCTIVE_KEY}"}
-            assert len(charges) == len(upstream.requests) == 1
+            assert len(charges) == len(upstream.requests) == 2
         finally:
-            listener.close()
             await gateway.close()
             await other.close()

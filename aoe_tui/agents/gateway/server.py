@@ -354,7 +354,10 @@ class Gateway:
         try:
             async with asyncio.timeout_at(deadline):
                 async for chunk in upstream.content.iter_any():
-                    if len(copy) + len(chunk) > self.limits.max_response_bytes:
+                    room = self.limits.max_response_bytes - len(copy)
+                    if len(chunk) > room:  # what fits is passed on, then the stream ends there
+                        await response.write(chunk[:room])
+                        copy += chunk[:room]
                         exchange.cut = f"stream over {self.limits.max_response_bytes} bytes, cut"
                         break
                     await response.write(chunk)

@@ -293,7 +293,10 @@ class Site:
         self.write(page, self.renderer.render("match.html.j2", 2, m=context))
         self._current["pages"].append(page)
         mtime = recorded if recorded is not None else _mtime(where)
-        self._current["matches"].append(summarize(match, slug, mtime, self.scrub).to_json())
+        summary = summarize(match, slug, mtime, self.scrub)
+        if name is not None and match.name == where.name:
+            summary.name = self.scrub.text(name, 300)  # a series' round-NNN, named after its series
+        self._current["matches"].append(summary.to_json())
         return slug
 
     def _publish_match_source(self, path: Path) -> None:

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from aoe_tui.agents.gateway.call_log import MODEL_CALLS, read_model_calls
+from aoe_tui.store.match_layout import MODEL_CALLS_NAME as MODEL_CALLS
+from aoe_tui.store.model_calls import read_model_calls
 from aoe_tui.agents.gateway.limits import GatewayLimits
 from aoe_tui.agents.gateway.metering import Charge
 from aoe_tui.agents.gateway.server import Gateway

@@ -15,7 +15,8 @@ import tracemalloc
 import aiohttp
 import httpx
 
-from aoe_tui.agents.gateway.call_log import MODEL_CALLS, read_model_calls
+from aoe_tui.store.match_layout import MODEL_CALLS_NAME as MODEL_CALLS
+from aoe_tui.store.model_calls import read_model_calls
 from aoe_tui.agents.gateway.limits import GatewayLimits
 from aoe_tui.agents.gateway.server import Gateway
 from tests.agents.test_gateway import MODEL, RecordingMeter, Turn, ask, model_request, provider_for, running

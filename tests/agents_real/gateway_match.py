@@ -11,19 +11,12 @@ from __future__ import annotations
 
 from aoe_tui.agents.scripted.apps import app_source
 from aoe_tui.testing.model_server import Turn
+from tests.agents_real.builder_script import SELF_CHECK, START
 
 PROVIDER_KEY = "sk-aoe-gw-test-5be1c0d2a9f74e31-DO-NOT-LEAK"
 KEY_FRAGMENT = PROVIDER_KEY[:18]  # what the hostile scan greps for (the whole key would be in its own command)
 COST_USD = 0.0015  # reported per round by the scripted provider, as routers report `usage.cost`
 
-START = (
-    "systemctl enable builder-app.service && systemctl restart builder-app.service && "
-    "for i in $(seq 60); do curl -fsS http://127.0.0.1:8080/health && exit 0; sleep 0.5; done; exit 1"
-)
-SELF_CHECK = (
-    "curl -sS -X PUT --data-binary opaque-self-check http://127.0.0.1:8080/records/self-check "
-    "-o /dev/null -w '%{http_code} '; curl -sS http://127.0.0.1:8080/records/self-check"
-)
 KEY_SCAN = (
     f"(env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n') | grep -c '{KEY_FRAGMENT}'; "
     f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv 2>/dev/null | head -5; echo scan-done"

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from aoe_tui.agents.gateway.call_log import read_model_calls
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.runtime.image import cached_image
 from aoe_tui.store.manifest_file import load_manifest
+from aoe_tui.store.model_calls import read_model_calls
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.testing.model_server import ScriptedModelServer
 from tests.agents_real.gateway_match import COST_USD, KEY_FRAGMENT, PROVIDER_KEY, builder_turns

@@ -22,8 +22,6 @@ from typing import Any
 from aoe_tui.domain.secret_patterns import SECRET_SHAPES, Redactor
 from aoe_tui.domain.untrusted import clean_value
 
-MODEL_CALLS = "model_calls.jsonl"
-
 
 class ModelCallLog:
     def __init__(self, path: Path, secrets: list[str | None], field_chars: int, record_bytes: int) -> None:
@@ -61,7 +59,7 @@ class ModelCallLog:
         try:
             size = os.fstat(fd).st_size
             content = os.pread(fd, size, 0) if size else b""
-            temporary = self.path.with_name(f".{MODEL_CALLS}.referee")
+            temporary = self.path.with_name(f".{self.path.name}.referee")
             temporary.unlink(missing_ok=True)
             temporary.write_bytes(content)
             os.replace(temporary, self.path)
@@ -74,20 +72,3 @@ class ModelCallLog:
 def _line(record: dict[str, Any]) -> str:
     """JSON escapes every control character, so a line holds no escape sequence whatever the model said."""
     return json.dumps(record, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def read_model_calls(path: Path) -> list[dict[str, Any]]:
-    """The records of a model_calls.jsonl; a line that is not a JSON object (a torn last line) is skipped."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    records = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records

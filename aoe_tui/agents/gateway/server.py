@@ -28,13 +28,14 @@ from collections.abc import Callable
 
 from aiohttp import ClientError, ClientResponse, ClientSession, ClientTimeout, TCPConnector, web
 
-from aoe_tui.agents.gateway.call_log import MODEL_CALLS, ModelCallLog
+from aoe_tui.agents.gateway.call_log import ModelCallLog
 from aoe_tui.agents.gateway.limits import GatewayLimits, TokenBucket
 from aoe_tui.agents.gateway.metering import Meter, charge_for
 from aoe_tui.agents.providers import ProviderConfig
 from aoe_tui.agents.wire.protocols import Route, WireProtocol, model_listing, route
 from aoe_tui.agents.wire.sse import EventTooLarge, SSEDecoder
 from aoe_tui.agents.wire.usage import TokenUsage
+from aoe_tui.store.match_layout import AgentPaths
 
 TOKEN_PREFIX = "aoe-gw-"
 LOOPBACK = "127.0.0.1"
@@ -160,7 +161,7 @@ class Gateway:
             token,
             port,
             ModelCallLog(
-                agent_directory / MODEL_CALLS, known, self.limits.record_field_chars, self.limits.record_bytes
+                AgentPaths(agent_directory).model_calls, known, self.limits.record_field_chars, self.limits.record_bytes
             ),
             TokenBucket(self.limits.rate_per_s, self.limits.burst),
         )

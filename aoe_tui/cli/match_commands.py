@@ -50,10 +50,15 @@ def replay(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(load_match(args.path).world.to_json())
         return 0
+    from aoe_tui.app.view.log_reader import start_reading
+
+    # A long log opens on its start; a reader process reads the rest from now on, while the app starts, and
+    # the match screen takes what it read.
+    match = load_match(args.path, preview_bytes=PREVIEW_BYTES)
+    start_reading(match)
     from aoe_tui.cli.app_launch import open_replay
 
-    # A long log opens on its start; the match screen reads the rest in the background.
-    return open_replay(load_match(args.path, preview_bytes=PREVIEW_BYTES))
+    return open_replay(match)
 
 
 def inspect(args: argparse.Namespace) -> int:

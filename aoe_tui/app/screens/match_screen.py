@@ -36,7 +36,7 @@ from aoe_tui.app.screens.report_screen import ReportScreen
 from aoe_tui.app.widgets.race_chart import RaceChart
 from aoe_tui.app.widgets.scoreboard import Scoreboard
 from aoe_tui.app.widgets.scrubber import TimelineScrubber
-from aoe_tui.app.view.log_reader import Batch, LogReader, Whole
+from aoe_tui.app.view.log_reader import Batches, Whole, reader_for
 from aoe_tui.app.view.session import MatchSession
 from aoe_tui.app.widgets.territory_pane import TerritoryPane
 from aoe_tui.app.view.tool_calls import ToolCallIndex
@@ -242,9 +242,9 @@ class MatchScreen(Screen[None]):
     class LogGrown(Message):
         """More of the log, read by the reader process."""
 
-        def __init__(self, batch: Batch) -> None:
+        def __init__(self, batches: Batches) -> None:
             super().__init__()
-            self.batch = batch
+            self.batches = batches
 
     class LogRead(Message):
         """The whole log is read, and everything the screen derives from it."""
@@ -255,22 +255,20 @@ class MatchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="read-log")
     def _read_whole_log(self) -> None:
-        """The whole match read by another process (`LogReader`), this thread handing its batches to the screen
-        as messages (it never waits for the screen, and the reader never waits for either)."""
+        """The whole match read by another process (`LogReader`, started by `aoe replay` while the app
+        started), this thread handing its batches to the screen as messages: it never waits for the screen,
+        and the reader never waits for either."""
         worker = get_current_worker()
-        log, timeline = self.session.match.pending_log, self.session.timeline
-        assert log is not None and isinstance(timeline.events, LogLines)
+        match, timeline = self.session.match, self.session.timeline
+        assert isinstance(timeline.events, LogLines)
         try:
-            reader = LogReader(self.session.match.source, log)
+            reader = reader_for(match)
         except OSError as error:
-            self.app.call_from_thread(self._reading_failed, f"{log}: cannot be read ({error.strerror})")
+            self.app.call_from_thread(self._reading_failed, f"{match.pending_log}: cannot be read ({error.strerror})")
             return
         try:
-            first = True
             for message in reader.messages(timeline.events, lambda: worker.is_cancelled):
-                if isinstance(message, Batch):
-                    if first:  # the lines are read from the mapped file from now on
-                        message.data, first = reader.data, False
+                if isinstance(message, Batches):
                     self.post_message(self.LogGrown(message))
                 elif isinstance(message, Whole):
                     self.post_message(self.LogRead(message.session))
@@ -280,13 +278,14 @@ class MatchScreen(Screen[None]):
             reader.close()
 
     def on_match_screen_log_grown(self, message: LogGrown) -> None:
-        """A batch of the log: the timeline grows; a cursor following the end moves with it (End while a log
+        """Batches of the log: the timeline grows; a cursor following the end moves with it (End while a log
         loads follows it, as `tail -f` does, until the user moves away)."""
         if self.reading is None:
             return  # the read failed, or the whole match is shown already
-        batch = message.batch
-        self.session.timeline.take_batch(batch.batch, batch.data)
-        self.reading = batch.fraction
+        grown = message.batches
+        for batch in grown.batches:
+            self.session.timeline.take_batch(batch, grown.data)
+        self.reading = grown.fraction
         if self.playback.following:
             self.playback.end()
         self.refresh_cursor()

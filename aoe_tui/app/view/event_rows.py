@@ -80,7 +80,9 @@ class EventRows(Sequence[EventRow]):
         self._stalls = timeline.markers.stalls()
         self._accepted = event_filter.accepted(timeline.columns)
         self._firsts, self._row_stall = array("q"), array("i")
-        stall_at = array("i", [-1]) * len(timeline)
+        # The events the columns know: all of them, but while a long log loads only its start's (the rest's
+        # rows come with the whole match).
+        stall_at = array("i", [-1]) * len(timeline.columns.kinds)
         for number, stall in enumerate(self._stalls):
             for position in stall.positions + stall.evaluation_positions:
                 stall_at[position] = number

@@ -1,46 +1,55 @@
 """A long log read by another process while the match screen shows, and grows, what is read so far.
 
-Reading a million-event log is seconds of Python. On a thread of the app it shares the interpreter with the
+Reading a million-event log is seconds of Python. On a thread of the app it shared the interpreter with the
 screen: every key and frame slowed the read, and the read slowed every key (the whole log took twice as long
-in the app as alone). So the app forks a reader: the child reads the log exactly as `load_match` does, and
+in the app as alone). So a reader process reads it: the child reads the log exactly as `load_match` does, and
 every `PROGRESS_EVERY` events hands the parent a `TimelineBatch` (the new lines' starts and clocks, the new
 keyframes and the world after the last event: bytes, not events), which the screen takes in one go, as a
 batch it can draw. The parent maps the log file and decodes an event only when a frame needs it. Once the
 whole log is read the child works out everything the screen derives from it (columns, markers, rows, the
 race, tool calls) and hands that over too, its lines replaced by the parent's own (`persistent_id`).
 
-The child is forked (the app's modules are loaded already; a fresh interpreter would import them again for
-most of a second), does no IO but its own reads and the pipe, and ends with `os._exit`: it must never run
-the app's exit handlers, which would restore the terminal under the running app.
+`aoe replay` starts the reader as soon as it has read the log's start (`start_reading`), before the app is
+even imported, so the read runs while the app starts; the match screen takes it over (`reader_for`). A
+thread of the parent empties the pipe as the child fills it, so the child never waits for the app.
+
+The child is forked (the modules it needs are loaded already), does no IO but its own reads and the pipe,
+and ends with `os._exit`: it must never run the app's exit handlers, which would restore the terminal under
+the running app.
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
 import mmap
 import os
 import pickle
+import queue
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.store.log_lines import LogLines
-from aoe_tui.store.saved_match import load_match
+from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.timeline import TimelineBatch, TimelineIndex
-from aoe_tui.app.view.session import MatchSession
+
+if TYPE_CHECKING:
+    from aoe_tui.app.view.session import MatchSession
 
 _LINES = "the reader's log lines"  # what the child's session names its lines by (the parent's own)
+PIPE_BYTES = 1 << 20  # a batch of 20,000 events and its keyframes fits: the child's write never waits
 
 
-class Batch:
-    """More of the log: the batch and how much of the file is read."""
+class Batches:
+    """More of the log (one batch or several that came together) and how much of the file is read."""
 
-    def __init__(self, batch: TimelineBatch, fraction: float) -> None:
-        self.batch, self.fraction = batch, fraction
-        self.data: mmap.mmap | None = None  # the log's bytes the lines are read from, when they change
+    def __init__(self, batches: list[TimelineBatch], fraction: float, data: mmap.mmap) -> None:
+        self.batches, self.fraction, self.data = batches, fraction, data
 
 
 class Whole:
@@ -64,6 +73,8 @@ def _read(source: Path, connection: Connection) -> None:
         if match.timeline is not None:
             grown(match.timeline)  # the last events
             match.timeline.find_details()
+        from aoe_tui.app.view.session import MatchSession
+
         session = MatchSession(match)
     except AoeError as error:
         connection.send_bytes(pickle.dumps(str(error)))
@@ -77,12 +88,17 @@ def _read(source: Path, connection: Connection) -> None:
 
 
 class LogReader:
-    """A forked child reading the match at `source`; `messages` yields what it hands over."""
+    """A forked child reading the match at `source` (its log at `log`); `messages` yields what it hands over."""
 
     def __init__(self, source: Path, log: Path) -> None:
+        self.source = source
         with open(log, "rb") as file:
             self.data = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
         read_end, write_end = os.pipe()
+        try:
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass  # the system's limit is lower: the child's writes may wait for the pump
         self.pid = os.fork()
         if self.pid == 0:  # the child
             code = 1
@@ -95,32 +111,72 @@ class LogReader:
                 os._exit(code)
         os.close(write_end)
         self._connection = Connection(read_end, writable=False)
+        self._received: queue.Queue[bytes | None] = queue.Queue()
+        self._pump = threading.Thread(target=self._empty_the_pipe, name="log-reader-pump", daemon=True)
+        self._pump.start()
 
-    def messages(self, lines: LogLines, cancelled: Callable[[], bool]) -> Iterator[Batch | Whole | str]:
-        """Batches, then the whole match or an error's line; stops when `cancelled()` says so."""
+    def _empty_the_pipe(self) -> None:
+        """Every message as it comes (None: the child ended), so the child never waits on a full pipe."""
+        try:
+            while True:
+                self._received.put(self._connection.recv_bytes())
+        except (EOFError, OSError):
+            self._received.put(None)
+
+    def messages(self, lines: LogLines, cancelled: Callable[[], bool]) -> Iterator[Batches | Whole | str]:
+        """Batches (those that came together, as one), then the whole match or an error's line; stops when
+        `cancelled()` says so."""
         size = max(len(self.data), 1)
         while not cancelled():
-            if not self._connection.poll(0.1):
-                continue
             try:
-                raw = self._connection.recv_bytes()
-            except EOFError:
-                yield "the log's reader ended before the log did"
+                raw = self._received.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            batches: list[TimelineBatch] = []
+            final: Whole | str | None = None
+            while final is None:
+                message = "the log's reader ended before the log did" if raw is None else self._load(raw, lines)
+                if not isinstance(message, TimelineBatch):
+                    final = message if isinstance(message, str) else Whole(message)
+                    break
+                batches.append(message)
+                try:
+                    raw = self._received.get_nowait()
+                except queue.Empty:
+                    break
+            if batches:
+                yield Batches(batches, batches[-1].read_bytes / size, self.data)
+            if final is not None:
+                yield final
                 return
-            unpickler = pickle.Unpickler(io.BytesIO(raw))
-            unpickler.persistent_load = lambda name: lines  # type: ignore[method-assign]
-            message: Any = unpickler.load()
-            if isinstance(message, TimelineBatch):
-                yield Batch(message, message.read_bytes / size)
-            else:
-                yield Whole(message) if isinstance(message, MatchSession) else str(message)
-                return
+
+    @staticmethod
+    def _load(raw: bytes, lines: LogLines) -> Any:
+        unpickler = pickle.Unpickler(io.BytesIO(raw))
+        unpickler.persistent_load = lambda name: lines  # type: ignore[method-assign]
+        return unpickler.load()
 
     def close(self) -> None:
         """The child ended (killed when it is still reading) and waited for."""
-        self._connection.close()
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         os.waitpid(self.pid, 0)
+        self._pump.join()
+        self._connection.close()
+
+
+_started: dict[Path, LogReader] = {}
+
+
+def start_reading(match: SavedMatch) -> None:
+    """Start reading the rest of a match opened on its start (`pending_log`) now, before its screen exists."""
+    if match.pending_log is not None and match.source not in _started:
+        _started[match.source] = LogReader(match.source, match.pending_log)
+
+
+def reader_for(match: SavedMatch) -> LogReader:
+    """The reader started for this match (`start_reading`), else a new one."""
+    assert match.pending_log is not None
+    return _started.pop(match.source, None) or LogReader(match.source, match.pending_log)

@@ -265,3 +265,42 @@ def ladder_context(record: Any, scrub: Scrubber) -> dict[str, Any] | None:
         ]
         chart = {"width": width, "height": height, "low": round(low), "high": round(high), "lines": lines}
     return scrub.value({"columns": columns, "rows": rows, "chart": chart, "extra": extra}, 2000)
+
+
+def rated_ladder(report: dict[str, Any], matches_by_source: dict[str, str], scrub: Scrubber) -> dict[str, Any] | None:
+    """The ladder `aoe ladder` computes (`analysis.ladder.ladder_report` with history): its table, each
+    entry's conservative rating (mu - 3 sigma) after every match it played, and links to the matches behind it
+    (`matches_by_source`: a match's source path -> its slug)."""
+    rows = []
+    for row in report.get("ladder", []):
+        config = row.get("config") or {}
+        interval = row.get("durable_rate_95")
+        rows.append(
+            {
+                "entrant": row.get("entrant"),
+                "model": config.get("model") or NA,
+                "harness": config.get("adapter") or NA,
+                "rating": f"{row.get('rating', 0):.2f}",
+                "mu": f"{row.get('mu', 0):.2f}",
+                "sigma": f"{row.get('sigma', 0):.2f}",
+                "matches": row.get("matches"),
+                "wins": row.get("wins"),
+                "durable (95%)": (
+                    f"{row.get('durable')}/{row.get('matches')} ({interval[0]:.0%}–{interval[1]:.0%})"
+                    if interval
+                    else NA
+                ),
+            }
+        )
+    if not rows:
+        return None
+    histories = {
+        name: [[index, mu - 3 * sigma] for index, mu, sigma in steps]
+        for name, steps in (report.get("history") or {}).items()
+    }
+    context = ladder_context({"rows": [dict(r, history=histories.get(str(r["entrant"]), [])) for r in rows]}, scrub)
+    if context is not None:
+        context["extra"] = {"decided matches": report.get("matches"), "rated by": report.get("by")}
+        behind = {source for row in report.get("ladder", []) for source in row.get("replays") or []}
+        context["links"] = [(slug, source) for source, slug in sorted(matches_by_source.items()) if source in behind]
+    return context

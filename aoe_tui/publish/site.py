@@ -24,10 +24,18 @@ from typing import Any, Literal
 
 import jinja2
 
+from aoe_tui.analysis.ladder import RatedMatch, RatedSeat, ladder_rows, match_paths, rate, rated_match
 from aoe_tui.analysis.series_overview import BenchmarkOverview, SeriesOverview, overview
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.secret_patterns import environment_secrets
-from aoe_tui.publish.collection_pages import benchmark_context, cup_context, cup_ids, ladder_context, series_context
+from aoe_tui.publish.collection_pages import (
+    benchmark_context,
+    cup_context,
+    cup_ids,
+    ladder_context,
+    rated_ladder,
+    series_context,
+)
 from aoe_tui.publish.match_page import match_context, summarize
 from aoe_tui.publish.text import Scrubber
 from aoe_tui.store.atomic_file import write_text_atomic
@@ -255,6 +263,7 @@ class Site:
         return candidate
 
     _taken_here: set[str]
+    _rateable: set[Path]
 
     # -- sources ----------------------------------------------------------------------------------------
 
@@ -267,7 +276,16 @@ class Site:
                 self.used_slugs[slug] = source.key
             return
         self._taken_here = set()
-        fresh: dict[str, Any] = {"kind": source.kind, "path": str(source.path), "pages": [], "slugs": {}, "matches": []}
+        fresh: dict[str, Any] = {
+            "kind": source.kind,
+            "path": str(source.path),
+            "pages": [],
+            "slugs": {},
+            "matches": [],
+            "rated": [],
+        }
+        # the matches `aoe ladder` would rate here (set-aside attempts and undecided cup attempts left out)
+        self._rateable = {path.resolve() for path in match_paths([source.path])} if source.kind != "ladder" else set()
         self._current = fresh
         self._current_key = source.key
         if entry:
@@ -293,6 +311,10 @@ class Site:
         self.write(page, self.renderer.render("match.html.j2", 2, m=context))
         self._current["pages"].append(page)
         mtime = recorded if recorded is not None else _mtime(where)
+        if where.resolve() in self._rateable:
+            rated = rated_match(key, match.name, match.world, match.agents)
+            if rated is not None:
+                self._current["rated"].append(_rated_json(rated))
         summary = summarize(match, slug, mtime, self.scrub)
         if name is not None and match.name == where.name:
             summary.name = self.scrub.text(name, 300)  # a series' round-NNN, named after its series
@@ -387,6 +409,25 @@ class Site:
 
     # -- the site's own pages ---------------------------------------------------------------------------
 
+    def _rate(self, entries: list[dict[str, Any]]) -> None:
+        """The ladder of every match of the site, as `aoe ladder` rates them (openskill over the decided
+        matches in start order), from each source's rated matches kept in the state: no match is read again."""
+        matches = sorted(
+            (_rated_from(item) for entry in entries for item in entry.get("rated", [])), key=lambda m: m.start
+        )
+        if not matches:
+            self.state["rated"] = None
+            return
+        rated = rate(matches)
+        report = {
+            "ladder": ladder_rows(rated),
+            "matches": len(matches),
+            "by": "entrant",
+            "history": {e.entrant: e.history for e in rated},
+        }
+        slugs = {where: slug for entry in entries for where, slug in entry.get("slugs", {}).items()}
+        self.state["rated"] = rated_ladder(report, slugs, self.scrub)
+
     def finish(self, prune: bool, seen: set[str]) -> None:
         gone = [key for key in self.state["sources"] if key not in seen]
         if prune:
@@ -397,12 +438,13 @@ class Site:
                         shutil.rmtree(folder)
                         self.report.pruned.append(str(Path(page).parent))
         entries = list(self.state["sources"].values())
+        self._rate(entries)
         matches = sorted(
             (summary for entry in entries for summary in entry.get("matches", [])),
             key=lambda s: (-s["recorded"], s["slug"]),
         )
         collections = [entry["collection"] for entry in entries if entry.get("collection")]
-        ladder = next((entry["ladder"] for entry in entries if entry.get("ladder")), None)
+        ladder = next((entry["ladder"] for entry in entries if entry.get("ladder")), None) or self.state.get("rated")
         sections = [
             (title, folder, sorted((c for c in collections if c["folder"] == folder), key=lambda c: c["path"]))
             for title, folder in (("Series", "series"), ("Benchmarks", "benchmarks"), ("Cups", "cups"))
@@ -429,6 +471,22 @@ class Site:
         self.write("archive/index.html", self.renderer.render("archive.html.j2", 1, matches=matches, arenas=arenas))
         self.write("ladder/index.html", self.renderer.render("ladder.html.j2", 1, l=ladder))
         self.write(STATE_FILE, json.dumps(self.state, indent=1, sort_keys=True) + "\n")
+
+
+def _rated_json(match: RatedMatch) -> dict[str, Any]:
+    return {
+        "source": match.source,
+        "start": [match.start[0], list(match.start[1])],
+        "seats": [[seat.entrant, list(seat.config), seat.place, seat.won, seat.durable] for seat in match.seats],
+    }
+
+
+def _rated_from(item: dict[str, Any]) -> RatedMatch:
+    seats = tuple(
+        RatedSeat(entrant, (config[0], config[1], config[2]), place, won, durable)
+        for entrant, config, place, won, durable in item["seats"]
+    )
+    return RatedMatch(item["source"], (item["start"][0], tuple(item["start"][1])), seats)
 
 
 def _mtime(path: Path) -> float:

@@ -103,3 +103,17 @@ def test_a_page_carries_the_log_no_larger_than_the_events(tmp_path: Path):
     data = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S).group(1)
     log = json.loads(data)["log"]["body"]
     assert len(log) <= (ORACLE_DIR / "events.jsonl").stat().st_size
+
+
+def test_the_ladder_page_rates_the_site_as_aoe_ladder_does(tmp_path: Path):
+    from aoe_tui.analysis.ladder import ladder_report
+
+    root = sources(tmp_path)
+    site = tmp_path / "site"
+    publish([root], site)
+    html = (site / "ladder" / "index.html").read_text()
+    shown = re.findall(r'<tr><td class="num">\d+</td><td>([^<]*)</td>', html.split('id="ladder"')[1])
+    assert shown == [row["entrant"] for row in ladder_report([root])["ladder"]]
+    assert "Rating over time" in html and "<polyline" in html
+    index = (site / "index.html").read_text()
+    assert shown[0] in index.split('id="ladder-top"')[1]

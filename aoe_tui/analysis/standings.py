@@ -214,15 +214,27 @@ def series_seats(series: SeriesSource) -> list[Seat]:
 
 
 def standings_report(path: Path) -> dict[str, Any]:
-    """`aoe standings --json`: `{"standings"}` for a series; a benchmark adds `"arenas": [{arena_id, standings}]`.
+    """`aoe standings --json`: `{"standings", "intervals", "leader"}` for a series (the rows as published; each row's
+    95% intervals of win and durable rate; whether the leader is distinguishable from the next); a benchmark adds
+    `"arenas": [{arena_id, standings}]`.
 
     `path` is a series or benchmark folder, or the bundle `aoe export` made of one."""
     source = open_collection(path)
     if isinstance(source, SeriesSource):
-        return {"standings": series_standings(series_seats(source))}
+        rows = series_standings(series_seats(source))
+        return {"standings": rows, **certainty(rows)}
     assert isinstance(source, BenchmarkSource)
     arenas = [(arena_id, series_seats(series)) for arena_id, series in source.arenas]
+    rows = benchmark_standings([s for _, seats in arenas for s in seats])
     return {
-        "standings": benchmark_standings([s for _, seats in arenas for s in seats]),
+        "standings": rows,
+        **certainty(rows),
         "arenas": [{"arena_id": arena_id, "standings": series_standings(seats)} for arena_id, seats in arenas],
     }
+
+
+def certainty(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The standings' 95% intervals of win and durable rate, and whether the leader stands apart from the next."""
+    from aoe_tui.analysis.intervals import leader_note, standings_intervals
+
+    return {"intervals": standings_intervals(rows), "leader": leader_note(rows)}

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aoe_tui.analysis.intervals import interval_lines
 from aoe_tui.analysis.standings import standings_report
 from aoe_tui.analysis.standings_format import standings_table
 from aoe_tui.cli.options import add_drain_option, add_uri_option, check_drain_seconds
@@ -50,6 +51,7 @@ def standings(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
     print("\n".join(standings_table(report["standings"])))
+    print("\n".join(interval_lines(report["standings"])))
     for arena in report.get("arenas", []):
         print(f"\narena {arena['arena_id']}")
         print("\n".join(standings_table(arena["standings"])))

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from aoe_tui.analysis.intervals import interval_lines
 from aoe_tui.analysis.series_overview import BenchmarkOverview, Outcome, SeriesOverview
 from aoe_tui.analysis.standings_format import (
     COLUMNS,
@@ -142,6 +143,7 @@ class SeriesScreen(Screen[None]):
         for row in s.standings:
             standings.add_row(*standing_cells(row))
         yield standings
+        yield Static(literal(" " + " · ".join(interval_lines(s.standings)[1:])), id="series-certainty")
         yield Static(chart_content(s.standings), id="series-chart")
         yield Static(" Rotation grid: each agent from each seat, by round", classes="series-heading")
         grid = LiteralTable(cursor_type="none", id="series-grid")

@@ -188,17 +188,25 @@ def cup_context(
             if not isinstance(heat, dict):
                 continue
             heat_name = str(_first(heat, "heat", "number", "id") or number)
-            linked = [
-                slug
-                for slug, _, path in matches
-                if f"round-{_first(round_, 'round', 'number') or index}" in path.parts
-                and f"heat-{heat_name}" in path.parts
-            ]
+            by_path = {path.as_posix(): slug for slug, _, path in matches}
+            attempts = [a for a in heat.get("attempts") or [] if isinstance(a, dict) and a.get("output") in by_path]
+            if attempts:  # each attempt's own match, with how it went
+                linked = [
+                    (by_path[a["output"]], f"attempt {a.get('attempt', '?')}: {a.get('outcome') or 'played'}")
+                    for a in attempts
+                ]
+            else:
+                linked = [
+                    (slug, "match")
+                    for slug, _, path in matches
+                    if f"round-{_first(round_, 'round', 'number') or index}" in path.parts
+                    and f"heat-{heat_name}" in path.parts
+                ]
             shown_heats.append(
                 {
                     "title": f"heat {heat_name}",
                     "winner": _first(heat, "winner", "winner_entrant", "winner_agent"),
-                    "entrants": _names(_first(heat, "entrants", "seats", "order", "standings") or []),
+                    "entrants": _names(_first(heat, "order", "entrants", "seats", "standings") or []),
                     "matches": linked,
                 }
             )

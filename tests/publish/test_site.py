@@ -117,3 +117,36 @@ def test_the_ladder_page_rates_the_site_as_aoe_ladder_does(tmp_path: Path):
     assert "Rating over time" in html and "<polyline" in html
     index = (site / "index.html").read_text()
     assert shown[0] in index.split('id="ladder-top"')[1]
+
+
+def test_a_cup_folder_gets_its_bracket_and_its_matches(tmp_path: Path):
+    """A cup run by `CupRunner` on scripted territories (tests/cup/helpers.py): cups/<id>/<season>/ with its
+    bracket (each heat's order and winner, a link to each attempt's match) and every attempt's match page."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from aoe_tui.engine.cup import CupRunner
+    from tests.cup.helpers import ScriptedHeats, write_cup
+
+    write_cup(tmp_path, ["kimi", "glm", "deepseek", "qwen", "minimax", "grok"], cup_id="opencode-cup")
+    factory = ScriptedHeats(tmp_path / "arena" / "arena.json", {"kimi": 2000, "deepseek": 3000, "glm": 5000})
+    runner = CupRunner(
+        tmp_path / "CUP.toml",
+        tmp_path / "cup",
+        factory,
+        report=[].append,
+        now=lambda: datetime(2026, 9, 13, tzinfo=UTC),
+    )
+    factory.cup = runner
+    final = asyncio.run(runner.run())
+    site = tmp_path / "site"
+    publish([tmp_path / "cup"], site)
+    page = (site / "cups" / "opencode-cup" / "2026-w37" / "index.html").read_text()
+    assert (
+        'id="bracket"' in page and "round 2" in page and f'<span class="outcome-won">{final["winner"]}</span>' in page
+    )
+    links = re.findall(r'href="\.\./\.\./\.\./(matches/[^"]+)"', page)
+    attempts = [a for r in final["rounds"] for h in r["heats"] for a in h["attempts"]]
+    assert len(set(links)) == len(attempts) == 3
+    assert all((site / link).is_file() for link in links)
+    assert "opencode-cup" in (site / "index.html").read_text()

@@ -150,3 +150,21 @@ def test_a_cup_folder_gets_its_bracket_and_its_matches(tmp_path: Path):
     assert len(set(links)) == len(attempts) == 3
     assert all((site / link).is_file() for link in links)
     assert "opencode-cup" in (site / "index.html").read_text()
+
+
+def test_a_benchmark_folder_and_a_world_only_match(tmp_path: Path):
+    from tests.fixture_paths import WORLD_ONLY
+
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    shutil.copytree(next(SERIES.iterdir()), bench / "01-first-build-real")
+    (bench / "benchmark.json").write_text(json.dumps({"schema_version": 2, "suite_id": "first-build"}))
+    site = tmp_path / "site"
+    report = publish([bench, WORLD_ONLY], site)
+    assert report.problems == []
+    page = (site / "benchmarks" / "first-build" / "index.html").read_text()
+    assert "Leaderboard by configuration" in page and "Rotation grid" in page
+    rounds = re.findall(r'href="\.\./\.\./(matches/[^"]+)"', page)
+    assert len(rounds) == 3 and all((site / link).is_file() for link in rounds)
+    world = (site / "matches" / "first-build-real-world" / "index.html").read_text()
+    assert "No timeline" in world and 'data-state="passed"' in world and "replay-data" not in world

@@ -49,6 +49,11 @@ def hostile_match(folder: Path) -> Path:
     for event in document["events"]:
         if event["kind"] == "agent_finished":
             event["detail"] = f"summary {HOSTILE_TEXT} {SECRET} {ESCAPES}"
+    for agent in (document.get("arena") or {}).get("agents", []):
+        agent["model"] = f"model {HOSTILE_TEXT}"
+    for event in document["events"]:
+        if event["kind"] == "agent_started":
+            event["model"] = f"model {HOSTILE_TEXT}"
     document["results"] = {agent: {"summary": f"result {HOSTILE_TEXT} {SECRET}"} for agent in document["analyses"]}
     path = folder / "hostile.match.json"
     path.write_text(json.dumps(document))
@@ -183,6 +188,7 @@ async def test_a_hostile_match_shows_literally_redacted_and_runs_nothing(site: P
         "Array.from(document.querySelectorAll('details pre')).map(p => p.textContent).join('\\n')"
     )
     assert await browser.evaluate("document.querySelectorAll('main script, main img').length") == 0
+    assert HOSTILE_TEXT in await browser.evaluate("document.getElementById('agents-header').textContent")
     # The event list, drawn by the replay script, sets the failure details as text too.
     assert HOSTILE_TEXT in await browser.evaluate("document.getElementById('event-rows').textContent")
     assert SECRET not in text

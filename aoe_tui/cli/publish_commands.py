@@ -1,12 +1,14 @@
 """`aoe publish PATH... -o SITE [--title TEXT] [--prune]`: saved results as a static web site.
 
 The site (`aoe_tui.publish`) works from `file://` and any static host; re-publishing into the same SITE
-rewrites only what changed and keeps the pages of sources that are gone unless `--prune` is given.
+rewrites only what changed and keeps the pages of sources that are gone unless `--prune` is given. A source
+that cannot be read is named on stderr, one line each, and the rest is published (exit 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from aoe_tui.domain.untrusted import clean_text
@@ -16,7 +18,7 @@ from aoe_tui.publish.site import publish
 def run_publish(args: argparse.Namespace) -> int:
     report = publish(args.paths, args.output, title=args.title, prune=args.prune)
     for line in report.lines():
-        print(clean_text(line))
+        print(clean_text(line), file=sys.stderr if line.startswith("  skipped") else sys.stdout)
     return 0
 
 

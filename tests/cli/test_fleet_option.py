@@ -11,7 +11,15 @@ ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 REAL_MODELS = PROJECT / "arenas" / "first-build" / "fleets" / "real-models.toml"
 
 
-def test_run_plays_the_fleets_agents_on_the_arena(tmp_path) -> None:
+def no_provider(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("AOE_PROVIDERS_FILE", str(tmp_path / "none.toml"))
+    for name in ("AOE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "AOE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_run_plays_the_fleets_agents_on_the_arena(tmp_path, monkeypatch) -> None:
+    no_provider(monkeypatch, tmp_path)
+    monkeypatch.setenv("AOE_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
     args = build_parser().parse_args(["run", str(ARENA), "--agents", str(REAL_MODELS), "--output", str(tmp_path / "m")])
     runner = real_runner(args, args.manifest)
     assert [a.id for a in runner.manifest.agents] == ["luna", "glm", "deepseek"]
@@ -25,9 +33,7 @@ def test_run_plays_the_fleets_agents_on_the_arena(tmp_path) -> None:
 
 
 def test_validate_with_a_fleet(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setenv("AOE_PROVIDERS_FILE", str(tmp_path / "none.toml"))
-    for name in ("AOE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "AOE_OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    no_provider(monkeypatch, tmp_path)
     monkeypatch.setenv("AOE_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")  # a local server serves every model
     assert main(["validate", str(ARENA), "--agents", str(REAL_MODELS)]) == 0
     assert capsys.readouterr().out.strip().endswith(f"milestones, agents from {REAL_MODELS})")
@@ -52,8 +58,7 @@ def test_a_bad_fleet_stops_aoe_run_with_one_line_before_any_guest_boots(tmp_path
 
 def test_validate_names_an_agent_whose_model_has_no_provider(tmp_path, capsys, monkeypatch) -> None:
     """No provider for a harness's model is a problem of the fleet, reported before anything runs."""
-    for name in ("AOE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "AOE_OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
+    no_provider(monkeypatch, tmp_path)
     providers = tmp_path / "providers.toml"
     providers.write_text('[providers.claude]\nanthropic_base_url = "http://127.0.0.1:9/"\nmodels = ["z-ai/*"]\n')
     monkeypatch.setenv("AOE_PROVIDERS_FILE", str(providers))
@@ -64,3 +69,14 @@ def test_validate_names_an_agent_whose_model_has_no_provider(tmp_path, capsys, m
         "for protocol openai-chat (adapter openai)"
     )
     assert lines[0].startswith(f"{REAL_MODELS}: agents: agent luna: model openai/gpt-5.6-luna: no provider")
+
+
+def test_run_refuses_a_model_without_a_provider_in_one_line_before_any_guest_boots(tmp_path, monkeypatch) -> None:
+    no_provider(monkeypatch, tmp_path)
+    result = run_aoe("run", ARENA, "--agents", REAL_MODELS, "--headless", "--output", tmp_path / "match")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "aoe: agent luna: model openai/gpt-5.6-luna: no provider configured for model openai/gpt-5.6-luna: set "
+        f"AOE_OPENAI_BASE_URL (and AOE_OPENAI_API_KEY) or add a provider to {tmp_path / 'none.toml'}"
+    ]
+    assert not (tmp_path / "match").exists()

@@ -260,12 +260,13 @@ def ladder_rows(entries: list[Entry], model: PlackettLuce | None = None) -> list
 
 
 def ladder_report(paths: Iterable[Path], by: By = "entrant", history: bool = False) -> dict[str, Any]:
-    """`aoe ladder --json`: `{"ladder": [...], "matches": N}` (with `history`: each entry's mu and sigma per match)."""
+    """`aoe ladder --json`: `{"ladder": [...], "matches": N, "by"}` (with `history`: per ladder row, its
+    (match index, mu, sigma) after each match it played)."""
     matches = read_matches(paths)
     entries = rate(matches, by)
     report: dict[str, Any] = {"ladder": ladder_rows(entries), "matches": len(matches), "by": by}
     if history:
-        report["history"] = {e.entrant: e.history for e in entries}
+        report["history"] = [e.history for e in entries]  # aligned with "ladder" (an id may come with two configs)
     return report
 
 

@@ -44,7 +44,7 @@ class CupScreen(Screen[None]):
     DEFAULT_CSS = """
     #cup-title { background: $boost; }
     #cup-rounds { height: 1fr; }
-    .cup-round { width: 48; height: auto; margin: 0 1; }
+    .cup-round { width: 60; height: auto; margin: 0 1; }
     .cup-round-title { text-style: bold; color: $accent; }
     .cup-advanced { color: $text-muted; }
     #cup-winner { text-style: bold; padding: 0 1; }

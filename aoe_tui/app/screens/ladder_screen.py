@@ -29,16 +29,18 @@ class RatingChart(PlotextPlot):
     def on_mount(self) -> None:
         plt = self.plt
         plt.title("rating (mu - 3 sigma) after each match, in start order")
-        history = self.report.get("history") or {}
-        for row in self.report["ladder"][:CHART_ENTRIES]:
-            points = history.get(row["entrant"]) or []
+        history = self.report.get("history") or []
+        rows = self.report["ladder"][:CHART_ENTRIES]
+        ids = [row["entrant"] for row in self.report["ladder"]]
+        for index, row in enumerate(rows):
+            points = history[index] if index < len(history) else []
+            label = row["entrant"][:20]
+            if ids.count(row["entrant"]) > 1:  # one id raced with two configurations: name the model too
+                label += f" ({str(row['config']['model'])[-16:]})"
             if points:
-                plt.plot(
-                    [p[0] + 1 for p in points],
-                    [p[1] - 3 * p[2] for p in points],
-                    label=row["entrant"][:20],
-                    marker="braille",
-                )
+                xs = [p[0] + 1 for p in points]
+                ys = [p[1] - 3 * p[2] for p in points]
+                plt.plot(xs, ys, label=label, marker="braille")
         plt.xlabel("match")
 
 

@@ -412,6 +412,10 @@ class Site:
     def _rate(self, entries: list[dict[str, Any]]) -> None:
         """The ladder of every match of the site, as `aoe ladder` rates them (openskill over the decided
         matches in start order), from each source's rated matches kept in the state: no match is read again."""
+        key = hashlib.sha256("\0".join(sorted(str(entry.get("fingerprint")) for entry in entries)).encode()).hexdigest()
+        if self.state.get("rated_key") == key:
+            return  # no source changed, came or went: the same ladder
+        self.state["rated_key"] = key
         matches = sorted(
             (_rated_from(item) for entry in entries for item in entry.get("rated", [])), key=lambda m: m.start
         )

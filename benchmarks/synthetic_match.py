@@ -171,5 +171,21 @@ def synthetic_match(count: int) -> Path:
     return layout.root
 
 
+def distinct_match(count: int) -> Path:
+    """The same race with every event's body different (an extra `nonce` field, the event's own sequence, kept
+    as logs from other versions keep theirs): a log whose bodies never repeat, cached beside it."""
+    source = MatchLayout(synthetic_match(count))
+    layout = MatchLayout(CACHE / f"build-race-v{GENERATOR_VERSION}-{count}-distinct")
+    if not layout.events.exists():
+        layout.root.mkdir(parents=True, exist_ok=True)
+        layout.provenance.write_text(json.dumps({"arena_id": f"synthetic build race, {count} distinct events"}))
+        partial = layout.root / f"{layout.events.name}.{os.getpid()}.partial"
+        with open(source.events, "rb") as lines, open(partial, "wb") as out:
+            for sequence, line in enumerate(lines):
+                out.write(line[:-2] + b',"nonce":%d}\n' % sequence)
+        partial.replace(layout.events)
+    return layout.root
+
+
 if __name__ == "__main__":
     print(synthetic_match(int(sys.argv[1])))

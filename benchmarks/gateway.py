@@ -57,9 +57,8 @@ asyncio.run(main())
 
 # The gateway, in a process of its own: in front of the server at argv[1], its usual bounds but the per-agent rate
 # (a benchmark's 1,000 sequential requests would be refused past the bucket's 40), every exchange recorded to
-# model_calls.jsonl under argv[2] as in a match; its URL and the agent's token on stdout, until stdin closes.
-GATEWAY = (
-    """
+# model_calls.jsonl under argv[2] as in a match, for the model argv[3]; its URL and the agent's token on stdout, until stdin closes.
+GATEWAY = """
 import asyncio, sys
 from pathlib import Path
 from aoe_tui.agents.gateway.limits import GatewayLimits
@@ -69,18 +68,17 @@ class Meter:
     def refusal(self, agent_id, rounds_in_flight): return None
     def charge(self, agent_id, charge): pass
     def refused_over_budget(self, agent_id, reason): pass
+    def gateway_failed(self, agent_id, detail): raise SystemExit(detail)
 async def main():
     gateway = Gateway(Meter(), GatewayLimits(rate_per_s=1e6, burst=10**6))
     await gateway.start()
     provider = ProviderConfig("scripted", "sk-bench-provider-key", {"openai": sys.argv[1]})
-    token = await gateway.add_agent("bench", "%s", provider, Path(sys.argv[2]) / "bench")
+    token = await gateway.add_agent("bench", sys.argv[3], provider, Path(sys.argv[2]) / "bench")
     print(gateway.url("bench"), token, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     await gateway.close()
 asyncio.run(main())
 """
-    % MODEL
-)
 
 
 def started(script: str, *arguments: str) -> subprocess.Popen[str]:
@@ -170,7 +168,7 @@ async def run(arguments: argparse.Namespace) -> int:
         try:
             assert server.stdout is not None
             direct_url = f"http://127.0.0.1:{int(server.stdout.readline())}/v1"
-            gateway = started(GATEWAY, direct_url, folder)
+            gateway = started(GATEWAY, direct_url, folder, MODEL)
             try:
                 assert gateway.stdout is not None
                 gateway_url, token = gateway.stdout.readline().split()

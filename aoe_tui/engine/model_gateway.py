@@ -58,6 +58,11 @@ class RefereeMeter:
         if self.referee is not None:
             self.referee.budget_spent(agent_id, reason)
 
+    def gateway_failed(self, agent_id: str, detail: str) -> None:
+        """Recorded as the arena's infrastructure failure, naming the agent's territory."""
+        if self.referee is not None:
+            self.referee.gateway_failed(agent_id, detail)
+
 
 def agent_provider(agent: AgentSpec, env: Mapping[str, str]) -> ProviderConfig | None:
     """The provider of `agent`'s model; AoeError (one line: agent, model, provider, protocol) when its harness

@@ -545,6 +545,15 @@ class Referee:
             return
         self._stop_for_budget(handle, reason)
 
+    def gateway_failed(self, agent_id: str, detail: str) -> None:
+        """The referee's own gateway failed on a request of `agent_id`: the arena's failure, in the log."""
+        spec = next((a for a in self.manifest.agents if a.id == agent_id), None)
+        self.recorder.emit(
+            ev.InfrastructureFailure(
+                component="gateway", source="arena", detail=detail, territory=spec.territory if spec else None
+            )
+        )
+
     def _note_reported_usage(self, agent_id: str, usage: Usage) -> None:
         """A metered agent's own usage.json: recorded (when it changed) as its secondary figure, never charged."""
         if self._reported.get(agent_id) == usage:

@@ -62,6 +62,7 @@ class RecordingMeter:
     refuse: dict[str, str] = field(default_factory=dict)  # agent -> why its budget is spent
     charges: list[tuple[str, Charge]] = field(default_factory=list)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
 
     def refusal(self, agent_id: str, rounds_in_flight: int) -> str | None:
         return self.refuse.get(agent_id)
@@ -71,6 +72,9 @@ class RecordingMeter:
 
     def refused_over_budget(self, agent_id: str, reason: str) -> None:
         self.refused.append((agent_id, reason))
+
+    def gateway_failed(self, agent_id: str, detail: str) -> None:
+        self.failures.append((agent_id, detail))
 
     def of(self, agent_id: str) -> list[Charge]:
         return [charge for agent, charge in self.charges if agent == agent_id]

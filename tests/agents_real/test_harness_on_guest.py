@@ -225,6 +225,9 @@ async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_fo
         def refused_over_budget(self, agent_id: str, reason: str) -> None:
             raise AssertionError(reason)
 
+        def gateway_failed(self, agent_id: str, detail: str) -> None:
+            raise AssertionError(detail)
+
     async with ScriptedModelServer([Turn(text="hello from the model")]) as upstream:
         gateway = Gateway(Meter())
         await gateway.start()

@@ -92,3 +92,21 @@ async def test_another_model_than_the_agents_is_refused(gateway_match) -> None:
         answer = await ask(client, gateway, tokens["oracle"], "expensive/frontier-model")
     assert answer.status_code == 400 and "is not this agent's model" in json.dumps(answer.json())
     assert not upstream.requests and match.world.agents["oracle"].resource_units_used == 0
+
+
+async def test_a_failure_of_the_gateway_itself_is_the_arenas_in_the_log(gateway_match, monkeypatch) -> None:
+    """A bug of ours answers 500 and is recorded as an infrastructure failure naming the territory, never the
+    player's; the round the provider answered (and billed) still counts, its tokens unknown."""
+    match, gateway, tokens, _ = gateway_match
+
+    def broken(document):
+        raise RuntimeError("a bug in the usage reader")
+
+    monkeypatch.setattr("aoe_tui.agents.wire.openai_chat.body_usage", broken)
+    async with httpx.AsyncClient(timeout=10) as client:
+        answer = await ask(client, gateway, tokens["oracle"], "scripted/oracle")
+    assert answer.status_code == 500 and "the model gateway failed: RuntimeError" in answer.text
+    (failure,) = match.events("infrastructure_failure")
+    assert (failure["component"], failure["source"], failure["territory"]) == ("gateway", "arena", "builder-one")
+    oracle = match.world.agents["oracle"]
+    assert (oracle.resource_units_used, oracle.tokens_known, oracle.failure_source) == (1, False, None)

@@ -33,6 +33,9 @@ class Meter(Protocol):
     def refused_over_budget(self, agent_id: str, reason: str) -> None:
         """A request was refused because the budget is spent: the referee records `budget_exceeded`."""
 
+    def gateway_failed(self, agent_id: str, detail: str) -> None:
+        """The gateway itself failed on a request of `agent_id` (a bug, not the player's or the provider's)."""
+
 
 def charge_for(usage: TokenUsage | None, provider: ProviderConfig, model: str) -> Charge:
     """The round's charge: the provider's own cost when it reported one, else its price table's."""

@@ -192,6 +192,10 @@ class Gateway:
             return await self._exchange(request, found, agent)
         except Refusal as refusal:
             return _refusal(found.protocol, refusal.status, refusal.message)
+        except Exception as error:  # noqa: BLE001  (a bug of ours is the arena's failure, recorded, never the player's)
+            detail = f"the model gateway failed: {type(error).__name__}: {error}"[:500]
+            self.meter.gateway_failed(agent.agent_id, detail)
+            return _refusal(found.protocol, 500, detail)
         finally:
             agent.in_flight -= 1
 

@@ -249,7 +249,8 @@ def _from_model_calls(steps: TrajectorySteps, records: list[dict[str, Any]]) -> 
                 steps.observe(_result_owner(steps, said.call_id, said.name), said.text)
             elif said.text:
                 steps.add(said.source, said.text)
-        listed = record.get("tool_calls") if isinstance(record.get("tool_calls"), list) else []
+        recorded = record.get("tool_calls")
+        listed: list[Any] = recorded if isinstance(recorded, list) else []
         calls = [
             _recorded_call(call, f"exchange-{number}-call-{index}")
             for index, call in enumerate(listed, 1)
@@ -280,7 +281,7 @@ def _result_owner(steps: TrajectorySteps, call_id: str | None, name: str | None)
         answered = {r.get("source_call_id") for r in last.get("observation", {}).get("results", [])}
         for call in last.get("tool_calls", []):
             if call["function_name"] == name and call["tool_call_id"] not in answered:
-                return call["tool_call_id"]
+                return str(call["tool_call_id"])
     return call_id
 
 
@@ -306,9 +307,11 @@ def _exchange_metrics(usage: Any) -> dict[str, Any]:
         ("completion_tokens", usage.get("output_tokens")),
         ("cached_tokens", usage.get("cached_tokens")),
     ]
-    metrics = {key: value for key, value in pairs if type(value) is int and value >= 0}
+    metrics: dict[str, Any] = {
+        key: value for key, value in pairs if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    }
     cost = usage.get("provider_cost_usd")
-    if type(cost) in (int, float) and cost >= 0:
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
         metrics["cost_usd"] = cost
     return metrics
 

@@ -66,9 +66,9 @@ def _text(value: Any) -> str:
 
 def summarize(record: dict[str, Any]) -> ModelCallSummary:
     """The summary of a record whatever its fields hold (a wrong type reads as unknown)."""
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    usage = _object(record.get("usage"))
     cost = usage.get("provider_cost_usd")
-    calls = record.get("tool_calls") if isinstance(record.get("tool_calls"), list) else []
+    calls = _list(record.get("tool_calls"))
     cut = record.get("cut")
     return ModelCallSummary(
         sequence=_int(record.get("sequence")),
@@ -275,8 +275,8 @@ def answer_text(protocol: str, response: Any) -> str:
         return _block_text(document.get("content"), frozenset({"text"}))
     if protocol == "gemini":
         candidates = _list(document.get("candidates"))
-        parts = _list(_object(_object(candidates[0]).get("content")).get("parts")) if candidates else []
-        texts = [str(p["text"]) for p in parts if isinstance(p, dict) and "text" in p and not _is_reasoning(p)]
+        pieces = _list(_object(_object(candidates[0]).get("content")).get("parts")) if candidates else []
+        texts = [str(p["text"]) for p in pieces if isinstance(p, dict) and "text" in p and not _is_reasoning(p)]
         return "".join(texts)
     return ""
 
@@ -409,7 +409,7 @@ def request_without_history(protocol: str, request: dict[str, Any]) -> dict[str,
     number cut in `HISTORY_LEFT_OUT`; cutting a cut request changes nothing."""
     key, is_answer = _CONVERSATIONS.get(protocol, (None, None))
     items = request.get(key) if key else None
-    if not isinstance(items, list):
+    if key is None or not isinstance(items, list):
         return request
     tail, _ = _after_last(items, is_answer)
     if len(tail) == len(items):

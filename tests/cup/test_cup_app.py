@@ -24,7 +24,7 @@ from tests.fixture_paths import PROJECT
 
 PUBLISHED = PROJECT / "aoe_tui" / "samples" / "opencode-cup-r1-h2.match.json"
 START = datetime(2026, 9, 13, 2, 19, 18, tzinfo=UTC)
-READY = {"kimi": 2000, "deepseek": 3000}
+READY = {"kimi": 2000, "deepseek": 3000, "glm": 5000, "qwen": 6000}  # every heat ends at a durable deployment
 
 
 async def until(pilot, condition, timeout=30.0):

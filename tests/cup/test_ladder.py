@@ -7,12 +7,11 @@ import asyncio
 import json
 import math
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from aoe_tui.analysis.ladder import RatedMatch, RatedSeat, ladder_report, ladder_rows, rate, wilson
+from aoe_tui.cli.main import main
 from aoe_tui.engine.cup import CupRunner
 from tests.cup.helpers import ScriptedHeats, write_cup
 from tests.fixture_paths import PROJECT
@@ -87,9 +86,8 @@ def test_by_config_merges_entrants_that_share_one():
 
 def _cup(tmp_path, unavailable=None):
     write_cup(tmp_path, ["kimi", "glm", "deepseek", "qwen"], cup_id="ladder-cup")
-    factory = ScriptedHeats(
-        tmp_path / "arena" / "arena.json", {"kimi": 2000, "deepseek": 3000}, unavailable=unavailable
-    )
+    ready = {"kimi": 2000, "deepseek": 3000, "glm": 4000, "qwen": 5000}  # every heat ends at a durable deployment
+    factory = ScriptedHeats(tmp_path / "arena" / "arena.json", ready, unavailable=unavailable)
     cup = CupRunner(tmp_path / "CUP.toml", tmp_path / "cup", factory, report=lambda _: None)
     factory.cup = cup
     return asyncio.run(cup.run())
@@ -110,21 +108,14 @@ def test_a_cup_is_rated_from_its_deciding_attempts_only_forfeits_left_out(tmp_pa
     assert sum(row["matches"] for row in plain["ladder"]) == 2 + 2 + 3
 
 
-def test_the_same_matches_give_the_same_json_and_the_command_prints_it(tmp_path):
+def test_the_same_matches_give_the_same_json_and_the_command_prints_it(tmp_path, capsys):
     _cup(tmp_path / "a")
     shutil.copytree(PROJECT / "aoe_tui" / "samples", tmp_path / "samples")
-    command = [
-        sys.executable,
-        "-m",
-        "aoe_tui.cli.main",
-        "ladder",
-        str(tmp_path / "a" / "cup"),
-        str(tmp_path / "samples"),
-        "--json",
-    ]
-    one = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    two = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    assert one == two
+    command = ["ladder", str(tmp_path / "a" / "cup"), str(tmp_path / "samples"), "--json"]
+    assert main(command) == 0
+    one = capsys.readouterr().out
+    assert main(command) == 0
+    assert capsys.readouterr().out == one
     ladder = json.loads(one)["ladder"]
     assert {"entrant", "config", "mu", "sigma", "rating", "matches", "wins", "durable_rate_95", "replays"} <= set(
         ladder[0]
@@ -132,5 +123,5 @@ def test_the_same_matches_give_the_same_json_and_the_command_prints_it(tmp_path)
     assert ladder[0]["config"].keys() == {"adapter", "model", "reasoning_effort"}
     assert all(row["rating"] == pytest.approx(row["mu"] - 3 * row["sigma"], abs=1e-5) for row in ladder)
     assert [row["rating"] for row in ladder] == sorted((row["rating"] for row in ladder), reverse=True)
-    plain = subprocess.run(command[:-1], capture_output=True, text=True, check=True).stdout
-    assert "rated in start order (openskill Plackett-Luce)" in plain
+    assert main(command[:-1]) == 0  # not a terminal: the table
+    assert "rated in start order (openskill Plackett-Luce)" in capsys.readouterr().out

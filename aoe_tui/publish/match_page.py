@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from aoe_tui.analysis.match_analyses import match_analyses
 from aoe_tui.analysis.standings_format import usd
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.event_text import actor, summary
+from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.reducer import apply_at
 from aoe_tui.domain.world import MilestoneState, World
 from aoe_tui.publish.text import Scrubber, script_json
@@ -96,7 +98,7 @@ def summarize(match: SavedMatch, slug: str, recorded: float, scrub: Scrubber) ->
     )
 
 
-def _packed_events(match: SavedMatch, scrub: Scrubber) -> tuple[dict[str, Any], list[list[Any]]]:
+def _packed_events(events: Sequence[EventBase], scrub: Scrubber) -> tuple[dict[str, Any], list[list[Any]]]:
     """The events as columns over one string table, and the markers of the scrubber."""
     strings: dict[str, int] = {}
 
@@ -112,7 +114,7 @@ def _packed_events(match: SavedMatch, scrub: Scrubber) -> tuple[dict[str, Any], 
     times, kind_col, territory_col, milestone_col, actor_col, summary_col = [], [], [], [], [], []
     markers: list[list[Any]] = []
     cleaned: dict[str, str] = {}
-    for event in match.events:
+    for event in events:
         times.append(event.elapsed_ms)
         kind_col.append(kinds.setdefault(event.kind, len(kinds)))
         territory_col.append(code(event.territory_id))
@@ -149,11 +151,11 @@ def encoded_log(columns: dict[str, Any]) -> dict[str, str]:
     return {"encoding": "json", "body": text}
 
 
-def race_steps(match: SavedMatch) -> dict[str, list[list[int]]]:
+def race_steps(match: SavedMatch, events: Sequence[EventBase]) -> dict[str, list[list[int]]]:
     """Per territory, its points as steps [time, points]: the reducer's own fold of passes and revokes."""
     world = World()
     steps: dict[str, list[list[int]]] = {t: [[0, 0]] for t in territory_ids(match)}
-    for event in match.events:
+    for event in events:
         if event.kind not in ("milestone_passed", "milestone_revoked"):
             continue
         apply_at(world, event, event.sequence, event.elapsed_ms)
@@ -186,10 +188,12 @@ def race_chart(steps: dict[str, list[list[int]]], duration_ms: int, width: int =
     return {"width": width, "height": height, "top": top, "lines": lines}
 
 
-def _tool_calls(match: SavedMatch, scrub: Scrubber) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def _tool_calls(
+    match: SavedMatch, events: Sequence[EventBase], scrub: Scrubber
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """The "How they fought" rows and each agent's tool calls (time, kind, description, command, output)."""
     starts: dict[str, int] = {}
-    for event in match.events:
+    for event in events:
         if event.kind == "agent_started" and event.agent_id and event.agent_id not in starts:
             starts[event.agent_id] = event.elapsed_ms
     rows, calls = [], {}
@@ -297,10 +301,11 @@ def match_context(match: SavedMatch, slug: str, scrub: Scrubber) -> dict[str, An
     world = match.world
     territories = territory_ids(match)
     milestones = milestone_ids(match)
-    columns, markers = _packed_events(match, scrub)
-    fought, calls = _tool_calls(match, scrub)
-    steps = race_steps(match) if match.events else {}
-    duration = max(world.elapsed_ms, match.events[-1].elapsed_ms if match.events else 0)
+    events = list(match.events)  # a long log's events are decoded on each access: once, here
+    columns, markers = _packed_events(events, scrub)
+    fought, calls = _tool_calls(match, events, scrub)
+    steps = race_steps(match, events) if events else {}
+    duration = max(world.elapsed_ms, events[-1].elapsed_ms if events else 0)
     winner = world.winner
     winner_text = "none"
     if winner:
@@ -339,7 +344,7 @@ def match_context(match: SavedMatch, slug: str, scrub: Scrubber) -> dict[str, An
         "state": world.match_state,
         "duration": format_clock(duration),
         "duration_ms": duration,
-        "events": len(match.events),
+        "events": len(events),
         "has_timeline": match.has_timeline,
         "panels": panels,
         "fought": fought,

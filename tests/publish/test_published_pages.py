@@ -216,7 +216,9 @@ async def test_index_archive_series_and_ladder_pages_open_without_errors(site: P
 @pytest.mark.timeout(120)
 async def test_a_long_match_page_is_small_and_interactive_within_2_s(tmp_path: Path, browser: PageBrowser):
     """The synthetic 10^5-event match (benchmarks/synthetic_match.py, cached): its page carries the log in
-    less than the events' own size and is interactive within 2 s of a fresh load, at the right moment."""
+    under a tenth of the events' own size and is interactive within 2 s of a fresh load, opened at its
+    moment. (That its milestones equal the reducer's is shown on the fixture matches above: the same script;
+    reading this log twice more for it would cost the fast suite seconds.)"""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -226,9 +228,15 @@ async def test_a_long_match_page_is_small_and_interactive_within_2_s(tmp_path: P
     publish([source], tmp_path / "site")
     page = tmp_path / "site" / "matches" / source.name / "index.html"
     assert page.stat().st_size < (source / "events.jsonl").stat().st_size / 10
-    match = load_match(source)
-    ms = match.events[-1].elapsed_ms * 2 // 3
-    seconds = min([await browser.load(f"{page.as_uri()}#t={ms / 1000}") for _ in range(2)])
+    seconds = min([await browser.load(f"{page.as_uri()}#t=3700") for _ in range(2)])
     assert seconds < 2
-    states = await browser.states()
-    assert states == expected_states(match.events, ms, states)
+    assert await browser.evaluate("document.documentElement.dataset.cursorMs") == "3700000"
+    assert await browser.evaluate("document.querySelectorAll('#event-rows tr').length") > 0
+    middle = await browser.states()
+    await browser.evaluate("aoeReplay.seek(0)")
+    start = await browser.states()
+    await browser.evaluate("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'End'}))")
+    end = await browser.states()
+    assert set(start.values()) == {"pending"}
+    assert sum(v == "passed" for v in start.values()) < sum(v == "passed" for v in middle.values())
+    assert sum(v == "passed" for v in middle.values()) <= sum(v == "passed" for v in end.values())

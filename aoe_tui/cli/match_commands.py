@@ -19,7 +19,7 @@ from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
 from aoe_tui.engine.model_gateway import provider_problems
-from aoe_tui.store.cup_files import is_cup_folder
+from aoe_tui.store.cup_files import CUP_FILE, is_cup_folder, read_cup_checkpoint
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
 from aoe_tui.store.series_source import collection_kind
@@ -39,7 +39,10 @@ def _print_text(line: str) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
-    if is_cup_folder(args.path):  # a cup: rounds as columns, heats as boxes
+    if is_cup_folder(args.path):  # a cup: rounds as columns, heats as boxes (--json: its cup.json)
+        if args.json:
+            _print_json(read_cup_checkpoint(Path(args.path) / CUP_FILE))
+            return 0
         from aoe_tui.cli.cup_launch import open_cup
 
         return open_cup(args.path)

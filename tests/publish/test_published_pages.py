@@ -240,3 +240,25 @@ async def test_a_long_match_page_is_small_and_interactive_within_2_s(tmp_path: P
     assert set(start.values()) == {"pending"}
     assert sum(v == "passed" for v in start.values()) < sum(v == "passed" for v in middle.values())
     assert sum(v == "passed" for v in middle.values()) <= sum(v == "passed" for v in end.values())
+
+
+@pytest.mark.timeout(60)
+async def test_the_service_map_is_unmapped_under_fog_until_checked(site: Path, browser: PageBrowser):
+    """Traffic Surge hides its topology: a milestone's node reads "unmapped" until that territory's first
+    check of it by the scrub time (as the app's map), and every node shows by the end."""
+    source = next(m for m in MATCH_DIRS if m.name.startswith("traffic-surge"))
+    match = load_match(source)
+    assert match.hides_topology
+    page = site / "matches" / source.name / "index.html"
+    await browser.load(f"{page.as_uri()}#t=0")
+    unmapped = "Array.from(document.querySelectorAll('#service-map .unmapped text')).map(t => t.textContent)"
+    at_start = await browser.evaluate(unmapped)
+    assert at_start and set(at_start) == {"unmapped"}
+    await browser.evaluate("aoeReplay.seek(Infinity)")
+    territory = await browser.evaluate("document.getElementById('map-territory').value")
+    observed = match.world.territories[territory].milestones
+    nodes = await browser.evaluate(
+        "Array.from(document.querySelectorAll('#service-map [data-node-milestone]'))"
+        ".map(n => [n.dataset.nodeMilestone, n.classList.contains('unmapped')])"
+    )
+    assert nodes and all(hidden == (milestone not in observed) for milestone, hidden in nodes)

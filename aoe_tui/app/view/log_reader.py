@@ -20,6 +20,7 @@ the running app.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import io
 import mmap
@@ -110,6 +111,7 @@ class LogReader:
             finally:
                 os._exit(code)
         os.close(write_end)
+        self._closed = False
         self._connection = Connection(read_end, writable=False)
         self._received: queue.Queue[bytes | None] = queue.Queue()
         self._pump = threading.Thread(target=self._empty_the_pipe, name="log-reader-pump", daemon=True)
@@ -157,7 +159,10 @@ class LogReader:
         return unpickler.load()
 
     def close(self) -> None:
-        """The child ended (killed when it is still reading) and waited for."""
+        """The child ended (killed when it is still reading) and waited for; again, nothing."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -173,7 +178,8 @@ _started: dict[Path, LogReader] = {}
 def start_reading(match: SavedMatch) -> None:
     """Start reading the rest of a match opened on its start (`pending_log`) now, before its screen exists."""
     if match.pending_log is not None and match.source not in _started:
-        _started[match.source] = LogReader(match.source, match.pending_log)
+        reader = _started[match.source] = LogReader(match.source, match.pending_log)
+        atexit.register(reader.close)  # the app may end before its screen takes the reader over
 
 
 def reader_for(match: SavedMatch) -> LogReader:

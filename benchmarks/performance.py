@@ -1,4 +1,5 @@
-"""Every performance figure of the scale issue in one run: the replay at 10^4..10^6 events and the browser
+"""Every performance figure of the scale issue in one run: the replay at 10^4..10^6 events (loaded alone, and
+`aoe replay` in a real terminal: first frame, the log counted, keys pressed while it loads) and the browser
 listing (`scale.py`), the referee's own cost per tick at 3 and 30 territories (`referee_overhead.py`),
 and territory start-up on real guests (`guest_boot.py`). Each part prints ratios against a baseline
 measured in the same run; this only runs them one after another, so no part's load skews another's.

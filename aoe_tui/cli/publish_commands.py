@@ -2,7 +2,8 @@
 
 The site (`aoe_tui.publish`) works from `file://` and any static host; re-publishing into the same SITE
 rewrites only what changed and keeps the pages of sources that are gone unless `--prune` is given. A source
-that cannot be read is named on stderr, one line each, and the rest is published (exit 0).
+that cannot be read is named on stderr, one line each; the rest is still published, and the exit status is 2
+(bad input, as everywhere in aoe), so a script publishing unattended notices.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def run_publish(args: argparse.Namespace) -> int:
     report = publish(args.paths, args.output, title=args.title, prune=args.prune)
     for line in report.lines():
         print(clean_text(line), file=sys.stderr if line.startswith("  skipped") else sys.stdout)
-    return 0
+    return 2 if report.problems else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -168,3 +168,13 @@ def test_a_benchmark_folder_and_a_world_only_match(tmp_path: Path):
     assert len(rounds) == 3 and all((site / link).is_file() for link in rounds)
     world = (site / "matches" / "first-build-real-world" / "index.html").read_text()
     assert "No timeline" in world and 'data-state="passed"' in world and "replay-data" not in world
+
+
+def test_a_path_that_holds_nothing_is_named_and_the_rest_still_published(tmp_path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    site = tmp_path / "site"
+    assert main(["publish", str(ORACLE_DIR), str(empty), "-o", str(site)]) == 2
+    err = capsys.readouterr().err
+    assert f"skipped {empty}: no match, series, benchmark, cup or ladder in it" in err
+    assert (site / "index.html").is_file() and any((site / "matches").iterdir())

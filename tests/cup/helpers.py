@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from aoe_tui.testing.scripted_host import ScriptedPlan
 from tests.series.helpers import quick_arena
@@ -50,7 +51,7 @@ class ScriptedHeats:
         self.arena, self.ready = arena, ready
         self.unavailable = unavailable or {}
         self.stop_at = stop_at or set()
-        self.cup = None
+        self.cup: Any = None  # the cup under test, set by the test (stop_at stops it)
         self.plans: list[tuple[int, int, int]] = []
 
     def __call__(self, plan):

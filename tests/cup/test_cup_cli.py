@@ -53,3 +53,21 @@ def test_aoe_replay_json_on_a_cup_folder_prints_its_cup_json(tmp_path, capsys):
     (folder / "cup.json").write_text(json.dumps(data))
     assert main(["replay", str(folder), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == data
+
+
+def test_the_default_output_resumes_this_seasons_unfinished_run(tmp_path, monkeypatch):
+    from datetime import UTC, datetime
+
+    from aoe_tui.cli.cup_commands import default_cup_output
+
+    monkeypatch.chdir(tmp_path)
+    now = datetime(2026, 12, 3, 23, 0, 0, tzinfo=UTC)
+    fresh = default_cup_output("c", "2026-W49", now)
+    assert fresh.as_posix() == "cups/c/2026-W49-20261203-230000"
+    unfinished = tmp_path / "cups" / "c" / "2026-W49-20261201-080000"
+    unfinished.mkdir(parents=True)
+    (unfinished / "cup.json").write_text(json.dumps({"schema_version": 1, "state": "running"}))
+    assert default_cup_output("c", "2026-W49", now).as_posix() == "cups/c/2026-W49-20261201-080000"
+    (unfinished / "cup.json").write_text(json.dumps({"schema_version": 1, "state": "complete"}))
+    assert default_cup_output("c", "2026-W49", now) == fresh
+    assert default_cup_output("c", "2026-W50", now).as_posix() == "cups/c/2026-W50-20261203-230000"

@@ -31,12 +31,14 @@ from aoe_tui.domain.world import World
 from aoe_tui.store.cup_files import CUP_FILE, read_cup_checkpoint
 from aoe_tui.store.match_layout import EVENTS, WORLD
 from aoe_tui.store.saved_match import load_match
+from aoe_tui.store.series_source import SeriesSource, bundle_kind, open_collection
 
 By = Literal["entrant", "config"]
 TOP_PAIRS = 5  # the top entries whose pairwise win probabilities are given
 Z95 = 1.959963984540054
 SET_ASIDE = re.compile(r"\.(interrupted|unavailable|failed|host-lost|previous)-\d+$")
 STAMP = re.compile(r"(\d{8}-\d{6})")
+MATCH_FILES = (".match.json", ".series.json", ".benchmark.json")  # a match, or an exported series or benchmark
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
@@ -145,7 +147,7 @@ def match_paths(paths: Iterable[Path]) -> Iterator[Path]:
             candidates = [root]
         else:
             for path in sorted(root.rglob("*")):
-                if path.is_file() and path.name.endswith(".match.json"):
+                if path.is_file() and path.name.endswith(MATCH_FILES):
                     candidates.append(path)
                 elif path.is_dir() and ((path / EVENTS).is_file() or (path / WORLD).is_file()):
                     candidates.append(path)
@@ -174,6 +176,9 @@ def read_matches(paths: Iterable[Path]) -> list[RatedMatch]:
     found = []
     for path in match_paths(paths):
         try:
+            if path.is_file() and bundle_kind(path) is not None:  # an exported series or benchmark: its rounds
+                found += _bundle_matches(path)
+                continue
             match = load_match(path)
         except AoeError:
             continue
@@ -181,6 +186,18 @@ def read_matches(paths: Iterable[Path]) -> list[RatedMatch]:
         if rated is not None:
             found.append(rated)
     found.sort(key=lambda m: m.start)
+    return found
+
+
+def _bundle_matches(path: Path) -> list[RatedMatch]:
+    source = open_collection(path)
+    series = [source] if isinstance(source, SeriesSource) else [s for _, s in source.arenas]
+    found = []
+    for one in series:
+        for number, match in one.decided_rounds():
+            rated = rated_match(f"{one.location}/round-{number:03d}", match.name, match.world, match.agents)
+            if rated is not None:
+                found.append(rated)
     return found
 
 

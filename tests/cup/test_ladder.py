@@ -125,3 +125,16 @@ def test_the_same_matches_give_the_same_json_and_the_command_prints_it(tmp_path,
     assert [row["rating"] for row in ladder] == sorted((row["rating"] for row in ladder), reverse=True)
     assert main(command[:-1]) == 0  # not a terminal: the table
     assert "rated in start order (openskill Plackett-Luce)" in capsys.readouterr().out
+
+
+def test_an_exported_series_rates_as_its_folder(tmp_path, monkeypatch):
+    from tests.series.helpers import SERIES
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(SERIES)]) == 0
+    bundle = tmp_path / f"{SERIES.name}.series.json"
+    from_bundle, from_folder = ladder_report([bundle]), ladder_report([SERIES])
+    assert from_bundle["matches"] == from_folder["matches"] == 3
+    strip = [{k: v for k, v in row.items() if k != "replays"} for row in from_folder["ladder"]]
+    assert [{k: v for k, v in row.items() if k != "replays"} for row in from_bundle["ladder"]] == strip
+    assert from_bundle["ladder"][0]["replays"][0] == f"{bundle}/round-001"

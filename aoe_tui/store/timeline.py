@@ -85,6 +85,10 @@ class EventColumns:
         self.agents.append(agent)
         return self.territory_names[territory]
 
+    def __getstate__(self) -> dict:
+        """Without the memo (its events), which only speeds up `append`."""
+        return {**self.__dict__, "_memo": {}}
+
     def kind(self, position: int) -> str:
         return self.kind_names[self.kinds[position]]
 
@@ -300,6 +304,10 @@ class TimelineIndex:
             self._keyframes = [self._keyframes[i] for i in kept]
             self._keyframe_bytes = sum(map(len, self._keyframes))
         self._head = World.model_validate_json(batch.head)
+
+    def take_details(self, columns: EventColumns, markers: MarkerFinder) -> None:
+        """The columns and markers another reader of the same log worked out (`find_details`)."""
+        self._columns, self._markers = columns, markers
 
     def elapsed_at(self, position: int) -> int:
         return self._elapsed[position]

@@ -267,7 +267,7 @@ class MatchScreen(Screen[None]):
             self.app.call_from_thread(self._reading_failed, f"{match.pending_log}: cannot be read ({error.strerror})")
             return
         try:
-            for message in reader.messages(timeline.events, lambda: worker.is_cancelled):
+            for message in reader.messages(timeline, lambda: worker.is_cancelled):
                 if isinstance(message, Batches):
                     self.post_message(self.LogGrown(message))
                 elif isinstance(message, Whole):

@@ -7,7 +7,8 @@ every `PROGRESS_EVERY` events hands the parent a `TimelineBatch` (the new lines'
 keyframes and the world after the last event: bytes, not events), which the screen takes in one go, as a
 batch it can draw. The parent maps the log file and decodes an event only when a frame needs it. Once the
 whole log is read the child works out everything the screen derives from it (columns, markers, rows, the
-race, tool calls) and hands that over too, its lines replaced by the parent's own (`persistent_id`).
+race, tool calls) and hands that over too, its lines and timeline replaced by the parent's own, which the
+batches made the same (`persistent_id`): only the columns and markers of the timeline go with it.
 
 `aoe replay` starts the reader as soon as it has read the log's start (`start_reading`), before the app is
 even imported, so the read runs while the app starts; the match screen takes it over (`reader_for`). A
@@ -35,14 +36,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.store.log_lines import LogLines
 from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.timeline import TimelineBatch, TimelineIndex
 
 if TYPE_CHECKING:
     from aoe_tui.app.view.session import MatchSession
 
-_LINES = "the reader's log lines"  # what the child's session names its lines by (the parent's own)
+# What the child's session names its lines and its timeline by (the parent's own: the batches built them).
+_LINES, _TIMELINE = "lines", "timeline"
 PIPE_BYTES = 1 << 20  # a batch of 20,000 events and its keyframes fits: the child's write never waits
 
 
@@ -82,9 +83,9 @@ def _read(source: Path, connection: Connection) -> None:
         return
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
-    lines = match.events
-    pickler.persistent_id = lambda thing: _LINES if thing is lines else None  # type: ignore[method-assign]
-    pickler.dump(session)
+    names = {id(match.events): _LINES, id(session.timeline): _TIMELINE}
+    pickler.persistent_id = lambda thing: names.get(id(thing))  # type: ignore[method-assign]
+    pickler.dump((session.timeline.columns, session.timeline.markers, session))
     connection.send_bytes(buffer.getbuffer())
 
 
@@ -125,7 +126,7 @@ class LogReader:
         except (EOFError, OSError):
             self._received.put(None)
 
-    def messages(self, lines: LogLines, cancelled: Callable[[], bool]) -> Iterator[Batches | Whole | str]:
+    def messages(self, timeline: TimelineIndex, cancelled: Callable[[], bool]) -> Iterator[Batches | Whole | str]:
         """Batches (those that came together, as one), then the whole match or an error's line; stops when
         `cancelled()` says so."""
         size = max(len(self.data), 1)
@@ -137,9 +138,14 @@ class LogReader:
             batches: list[TimelineBatch] = []
             final: Whole | str | None = None
             while final is None:
-                message = "the log's reader ended before the log did" if raw is None else self._load(raw, lines)
+                message = "the log's reader ended before the log did" if raw is None else self._load(raw, timeline)
                 if not isinstance(message, TimelineBatch):
-                    final = message if isinstance(message, str) else Whole(message)
+                    if isinstance(message, str):
+                        final = message
+                    else:
+                        columns, markers, session = message
+                        timeline.take_details(columns, markers)
+                        final = Whole(session)
                     break
                 batches.append(message)
                 try:
@@ -153,9 +159,9 @@ class LogReader:
                 return
 
     @staticmethod
-    def _load(raw: bytes, lines: LogLines) -> Any:
+    def _load(raw: bytes, timeline: TimelineIndex) -> Any:
         unpickler = pickle.Unpickler(io.BytesIO(raw))
-        unpickler.persistent_load = lambda name: lines  # type: ignore[method-assign]
+        unpickler.persistent_load = lambda name: timeline.events if name == _LINES else timeline  # type: ignore[method-assign]
         return unpickler.load()
 
     def close(self) -> None:

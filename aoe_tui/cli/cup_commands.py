@@ -112,8 +112,8 @@ def ladder(args: argparse.Namespace) -> int:
 
     in_app = not args.json and sys.stdout.isatty()
     report = ladder_report(args.paths, by=args.by, history=in_app)
-    if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+    if args.json:  # exactly {"ladder": [...]}
+        print(json.dumps({"ladder": report["ladder"]}, indent=2, ensure_ascii=False))
         return 0
     if in_app:
         from aoe_tui.cli.cup_launch import open_ladder

@@ -116,6 +116,7 @@ def test_the_same_matches_give_the_same_json_and_the_command_prints_it(tmp_path,
     one = capsys.readouterr().out
     assert main(command) == 0
     assert capsys.readouterr().out == one
+    assert list(json.loads(one)) == ["ladder"]
     ladder = json.loads(one)["ladder"]
     assert {"entrant", "config", "mu", "sigma", "rating", "matches", "wins", "durable_rate_95", "replays"} <= set(
         ladder[0]

@@ -277,8 +277,8 @@ class GuestSSH:
         """Listen on the guest's own 127.0.0.1:`guest_port` and carry each connection, over this SSH connection, to
         the host's 127.0.0.1:`host_port`: how a harness inside its guest reaches the match's model gateway, with
         no route out of the guest. Kept for good: every later connection (after a reboot) opens it again."""
-        self._forwards[guest_port] = host_port
         await self._open_forward(await self.connect(), guest_port, host_port)
+        self._forwards[guest_port] = host_port  # after: a connection made just now must not open it twice
 
     async def _open_forward(self, connection: asyncssh.SSHClientConnection, guest_port: int, host_port: int) -> None:
         try:

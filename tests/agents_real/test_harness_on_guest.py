@@ -104,7 +104,7 @@ async def test_scripted_model_builds_a_durable_service_that_passes_all_four_mile
         assert outcome.passed, f"{milestone}: {outcome.detail}"
     prepared = {"AOE_PREPARED_FILE": str(scratch / "prepared.json")}
     assert (await verify(guest, "host-reboot", scratch, AOE_VERIFY_PHASE="before_reboot", **prepared)).passed
-    reboot = await guest.reboot(120)
+    reboot = await guest.reboot(240)
     proof = scratch / "proof.json"
     proof.write_text(json.dumps(reboot.to_json()))
     outcome = await verify(
@@ -254,7 +254,7 @@ async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_fo
             assert (await ask(foreign)).rstrip().endswith(" 401")
             assert (await ask("sk-guessed")).rstrip().endswith(" 401")
             # The referee's reboot cuts the connection; the next one carries the forward again.
-            await guest.reboot(120)
+            await guest.reboot(240)
             again = await ask(token)
             assert again.rstrip().endswith(" 200"), again
             assert {request.headers["Authorization"] for request in upstream.requests} == {f"Bearer {DISTINCTIVE_KEY}"}

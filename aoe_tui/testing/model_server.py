@@ -257,27 +257,31 @@ class _OpenAIResponses:
 
     @classmethod
     def events(cls, turn: Turn, model: str, include_usage: bool) -> Iterator[bytes]:
+        """As OpenAI streams it: each output item announced and finished (`response.output_item.added` /
+        `.done`, Codex reads the items from those) between `response.created` and `response.completed`."""
         sequence = iter(range(10**6))
-        started = {**cls.whole(Turn(report_usage=False), model, "in_progress"), "output": []}
-        yield _sse(
-            {"type": "response.created", "sequence_number": next(sequence), "response": started}, "response.created"
-        )
-        for piece in _pieces(_text(turn) or ""):
-            yield _sse(
-                {
-                    "type": "response.output_text.delta",
-                    "sequence_number": next(sequence),
-                    "item_id": "msg_0",
-                    "output_index": 0,
-                    "content_index": 0,
-                    "delta": piece,
-                },
-                "response.output_text.delta",
-            )
+
+        def event(kind: str, **fields: Any) -> bytes:
+            return _sse({"type": kind, "sequence_number": next(sequence), **fields}, kind)
+
         final = cls.whole(turn, model)
-        yield _sse(
-            {"type": "response.completed", "sequence_number": next(sequence), "response": final}, "response.completed"
+        yield event(
+            "response.created", response={**cls.whole(Turn(report_usage=False), model, "in_progress"), "output": []}
         )
+        for index, item in enumerate(final["output"]):
+            opened = {**item, "content": []} if item["type"] == "message" else {**item, "arguments": ""}
+            yield event("response.output_item.added", output_index=index, item=opened)
+            if item["type"] == "message":
+                for piece in _pieces(item["content"][0]["text"]):
+                    yield event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                    )
+            yield event("response.output_item.done", output_index=index, item=item)
+        yield event("response.completed", response=final)
 
 
 class _Anthropic:

@@ -118,7 +118,6 @@ class MatchRunner(Stoppable):
         assert self.recorder is not None
         self.gateway = gateway = MatchGateway(self.manifest, self.match_dir, self.clock)
         await gateway.start()  # a provider missing for an agent refuses the match before any guest boots
-        self.recorder.progress("match", "model gateway started (a loopback port per agent)")
         self.recorder.progress("match", f"booting {len(self.manifest.territories)} territories")
         hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
         await self._prepare_guests(hosts)

@@ -41,13 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else argv
-    if len(words) == 2 and words[0] == "replay" and not words[1].startswith("-"):
-        # A long log's reader starts before the commands are imported (a second and more), so it reads
-        # while they and the app load.
-        from aoe_tui.app.view.log_reader import open_early
-
-        open_early(words[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

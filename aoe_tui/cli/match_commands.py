@@ -53,11 +53,11 @@ def replay(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(load_match(args.path).world.to_json())
         return 0
-    from aoe_tui.app.view.log_reader import opened_early, start_reading
+    from aoe_tui.app.view.log_reader import start_reading
 
-    # A long log opens on its start; a reader process reads the rest from now on (from before the commands
-    # were imported: `main`), while the app starts, and the match screen takes what it read.
-    match = opened_early(args.path) or load_match(args.path, preview_bytes=PREVIEW_BYTES)
+    # A long log opens on its start; a reader process reads the rest from now on, while the app starts, and
+    # the match screen takes what it read.
+    match = load_match(args.path, preview_bytes=PREVIEW_BYTES)
     start_reading(match)
     from aoe_tui.cli.app_launch import open_replay
 

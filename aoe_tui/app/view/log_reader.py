@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
+from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.timeline import TimelineBatch, TimelineIndex
 
 if TYPE_CHECKING:
@@ -186,27 +186,6 @@ def start_reading(match: SavedMatch) -> None:
     if match.pending_log is not None and match.source not in _started:
         reader = _started[match.source] = LogReader(match.source, match.pending_log)
         atexit.register(reader.close)  # the app may end before its screen takes the reader over
-
-
-_opened: dict[str, SavedMatch] = {}
-
-
-def open_early(path: str) -> None:
-    """`aoe replay PATH` before the command's other modules are imported (a second and more): the match's
-    start read and its reader started now; `opened_early` hands the match to the replay command. Anything
-    this cannot open is left to the command, which words the error."""
-    try:
-        match = load_match(path, preview_bytes=PREVIEW_BYTES)
-    except (AoeError, OSError, ValueError):
-        return
-    if match.pending_log is not None:
-        _opened[str(Path(path))] = match
-        start_reading(match)
-
-
-def opened_early(path: str) -> SavedMatch | None:
-    """The match `open_early` opened at `path`, if it did."""
-    return _opened.pop(str(path), None)
 
 
 def reader_for(match: SavedMatch) -> LogReader:

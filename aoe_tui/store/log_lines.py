@@ -15,31 +15,20 @@ of `event_log`, which also words every error.
 
 from __future__ import annotations
 
-import io
 import json
 import mmap
 import re
 from array import array
 from collections.abc import Sequence
-from typing import Annotated, Any, Union, overload
+from typing import overload
 
-from pydantic import Field, TypeAdapter
-
-from aoe_tui.domain.events import (
-    EVENT_ADAPTER,
-    EVENT_CLASSES,
-    SCHEMA_VERSION,
-    EventBase,
-    parse_event,
-)
+from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
 
 # The recorder's line: the envelope, then the body (the newline included). One regular expression takes it
 # apart in one C call: a quarter cheaper than cutting and checking its parts in Python, per line of a long log.
 RECORDER_LINE = re.compile(rb'\{"schema_version":%d,"sequence":(\d+),"elapsed_ms":(\d+),(.*)' % SCHEMA_VERSION, re.S)
 KIND = b'"kind":"'
-_STAMP = re.compile(rb'"(?:sequence|elapsed_ms|schema_version)"')  # a body naming a stamp itself
 BODY_CACHE_LIMIT = 20_000  # distinct bodies kept (about 20 MB); the cache starts over when it is full
-PREFETCH_BYTES = 32 * 1024  # the lines `prefetch` validates in one call (about 150 events)
 RECENT_LIMIT = 4_096  # events decoded lately, kept for the next frame (the event list shows the same rows)
 
 # An event with the stamps of its line: the event may carry another line's (a shared body), the fold
@@ -87,63 +76,13 @@ class BodyDecoder:
             event = _validate(line, body)
         except ValueError:
             return None
-        return self._keep(body, event, sequence, elapsed_ms)
-
-    def _keep(self, body: bytes, event: EventBase, sequence: int, elapsed_ms: int) -> Split | None:
         if (event.schema_version, event.sequence, event.elapsed_ms) != (SCHEMA_VERSION, sequence, elapsed_ms):
             return None  # not what the envelope said (a stamp inside the body won)
         if len(self.bodies) >= BODY_CACHE_LIMIT:
             self.bodies.clear()
-        self.bodies[body] = None if _STAMP.search(body) else event
+        names_a_stamp = b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
+        self.bodies[body] = None if names_a_stamp else event
         return event, sequence, elapsed_ms
-
-    def prefetch(self, data: bytes, offset: int) -> int:
-        """The new bodies of the lines from `offset` on (`PREFETCH_BYTES` of them) validated in one call of
-        pydantic-core and kept, as `first_sight` keeps one; returns the offset after those lines.
-
-        A log whose bodies seldom repeat (every health probe's latency differs) validated a line per call,
-        and the call, not the validation, was most of it. When any line of the run does not validate, none
-        is kept here: each is read alone, as before. A body naming `kind` twice is left to `first_sight`
-        (the union would take the last, the class the first)."""
-        reader = io.BytesIO(data)
-        reader.seek(offset)
-        lines = reader.readlines(PREFETCH_BYTES)
-        fresh: list[tuple[bytes, bytes, int, int]] = []
-        bodies, match = self.bodies, RECORDER_LINE.match
-        for line in lines:
-            parts = match(line)
-            if parts is None:
-                break
-            sequence, elapsed, body = parts.groups()
-            if body not in bodies and body.count(b'"kind"') == 1:
-                fresh.append((line, body, int(sequence), int(elapsed)))
-        if fresh:
-            try:
-                events = _known_events().validate_json(b"[" + b",".join(line for line, *_ in fresh) + b"]")
-            except ValueError:
-                return offset + sum(map(len, lines))
-            if len(bodies) + len(fresh) > BODY_CACHE_LIMIT:
-                bodies.clear()
-            names_a_stamp = _STAMP.search
-            for (_, body, sequence, elapsed_ms), event in zip(fresh, events, strict=True):
-                # as `_keep`: only what the envelope said, a body naming a stamp never shared
-                if (event.schema_version, event.sequence, event.elapsed_ms) == (SCHEMA_VERSION, sequence, elapsed_ms):
-                    bodies[body] = None if names_a_stamp(body) else event
-        return offset + sum(map(len, lines))
-
-
-_KNOWN_EVENTS: TypeAdapter[list[EventBase]] | None = None
-
-
-def _known_events() -> TypeAdapter[list[EventBase]]:
-    """A list of events of the known kinds, told apart by their `kind` literal in pydantic-core itself (the
-    union's own discriminator is a Python function, called per event; an unknown kind fails the list here
-    and its line is read alone). Built on first use."""
-    global _KNOWN_EVENTS
-    if _KNOWN_EVENTS is None:
-        known: Any = Annotated[Union[tuple(EVENT_CLASSES.values())], Field(discriminator="kind")]  # noqa: UP007
-        _KNOWN_EVENTS = TypeAdapter(list[known])
-    return _KNOWN_EVENTS
 
 
 def _validate(line: bytes, body: bytes) -> EventBase:

@@ -167,7 +167,6 @@ class TimelineIndex:
         # generator, a call and a tuple per event were a tenth of the load); from the first line that is not
         # in its shape, does not validate or breaks a rule, `scan_log` reads the rest (and words any error).
         match, bodies, first_sight = RECORDER_LINE.match, lines.decoder.bodies, lines.decoder.first_sight
-        prefetch, prefetched, missed = lines.decoder.prefetch, 0, False
         expected, last_ms, offset = 0, -(2**63), 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
@@ -183,17 +182,10 @@ class TimelineIndex:
                 sequence, elapsed_ms = int(sequence), int(elapsed_ms)
                 event = bodies.get(body)
                 if event is None:
-                    if missed and offset >= prefetched:  # bodies that do not repeat: the next ones in one call
-                        prefetched = prefetch(data, offset)
-                        event = bodies.get(body)
-                    if event is None:
-                        split = first_sight(raw, body, sequence, elapsed_ms)
-                        if split is None:
-                            break
-                        event = split[0]
-                    missed = True
-                else:
-                    missed = False
+                    split = first_sight(raw, body, sequence, elapsed_ms)
+                    if split is None:
+                        break
+                    event = split[0]
                 if sequence != expected or elapsed_ms < last_ms:
                     break
                 keep_start(offset)

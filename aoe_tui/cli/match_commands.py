@@ -18,7 +18,7 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
-from aoe_tui.engine.model_gateway import provider_problems
+from aoe_tui.engine.model_providers import provider_problems
 from aoe_tui.store.cup_files import CUP_FILE, is_cup_folder, read_cup_checkpoint
 from aoe_tui.store.manifest_file import checked_manifest
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match

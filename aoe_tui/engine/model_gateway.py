@@ -17,13 +17,10 @@ from collections.abc import Mapping
 
 from aoe_tui.agents.gateway.metering import Charge
 from aoe_tui.agents.gateway.server import Gateway
-from aoe_tui.agents.providers import ProviderConfig, resolve_provider
-from aoe_tui.agents.registry import HARNESS_PROTOCOLS
-from aoe_tui.agents.wire.protocols import PROTOCOLS
-from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.manifest import AgentSpec, Manifest
+from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
+from aoe_tui.engine.model_providers import agent_provider
 
 if TYPE_CHECKING:
     from aoe_tui.engine.referee import Referee
@@ -62,37 +59,6 @@ class RefereeMeter:
         """Recorded as the arena's infrastructure failure, naming the agent's territory."""
         if self.referee is not None:
             self.referee.gateway_failed(agent_id, detail)
-
-
-def agent_provider(agent: AgentSpec, env: Mapping[str, str]) -> ProviderConfig | None:
-    """The provider of `agent`'s model; AoeError (one line: agent, model, provider, protocol) when its harness
-    needs a protocol the provider has no URL for. Agents without a known need get None when nothing matches."""
-    needed = HARNESS_PROTOCOLS.get(agent.adapter, ())
-    try:
-        provider = resolve_provider(agent.model, env)
-    except AoeError as error:
-        if not needed:
-            return None
-        raise AoeError(f"agent {agent.id}: model {agent.model}: {error}") from None
-    for name in needed:
-        family = PROTOCOLS[name].family
-        if family not in provider.base_urls:
-            raise AoeError(
-                f"agent {agent.id}: model {agent.model}: provider {provider.name} has no {family}_base_url "
-                f"for protocol {name} (adapter {agent.adapter})"
-            )
-    return provider
-
-
-def provider_problems(manifest: Manifest, env: Mapping[str, str] = os.environ) -> list[str]:
-    """Every agent whose adapter cannot reach its model (what `aoe validate` and the runner refuse)."""
-    problems = []
-    for agent in manifest.agents:
-        try:
-            agent_provider(agent, env)
-        except AoeError as error:
-            problems.append(str(error))
-    return problems
 
 
 class MatchGateway:

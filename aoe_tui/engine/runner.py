@@ -25,7 +25,8 @@ from aoe_tui.engine.conquest import ConquestPreflightFailed, ConquestReferee
 from aoe_tui.engine.drain import drain_agents
 from aoe_tui.engine.fog import audit
 from aoe_tui.engine.match_dir import MatchDirectory
-from aoe_tui.engine.model_gateway import MatchGateway, provider_problems
+from aoe_tui.engine.model_gateway import MatchGateway
+from aoe_tui.engine.model_providers import provider_problems
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision

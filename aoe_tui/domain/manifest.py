@@ -100,8 +100,10 @@ class Territory(StrictModel):
 
 
 class Budget(StrictModel):
-    resource_units: int | None = None
+    resource_units: int | None = None  # model rounds
     max_cost_microusd: int | None = None
+    # Input plus output tokens, as the referee's gateway measures them; absent from older manifests and kept so.
+    max_tokens: int | None = Field(default=None, ge=0, exclude_if=lambda value: value is None)
 
 
 class AgentSpec(StrictModel):

@@ -735,6 +735,9 @@ def _budget_spent(budget: Budget, used: AgentState, rounds_in_flight: int) -> st
         return f"budget spent: {rounds} of {budget.resource_units} model rounds used or under way"
     if budget.max_cost_microusd is not None and used.cost_known and used.cost_microusd >= budget.max_cost_microusd:
         return f"budget spent: cost {used.cost_microusd} µUSD of {budget.max_cost_microusd} µUSD"
+    tokens = used.input_tokens + used.output_tokens
+    if budget.max_tokens is not None and used.tokens_known and tokens >= budget.max_tokens:
+        return f"budget spent: {tokens} tokens of {budget.max_tokens}"
     return None
 
 
@@ -744,6 +747,9 @@ def _budget_overrun(budget: Budget, used: AgentState) -> str | None:
         return f"{used.resource_units_used} resource units used of {budget.resource_units}"
     if budget.max_cost_microusd is not None and used.cost_known and used.cost_microusd > budget.max_cost_microusd:
         return f"cost {used.cost_microusd} µUSD, limit {budget.max_cost_microusd} µUSD"
+    tokens = used.input_tokens + used.output_tokens
+    if budget.max_tokens is not None and used.tokens_known and tokens > budget.max_tokens:
+        return f"{tokens} tokens used of {budget.max_tokens}"
     return None
 
 

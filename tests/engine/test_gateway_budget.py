@@ -110,3 +110,24 @@ async def test_a_failure_of_the_gateway_itself_is_the_arenas_in_the_log(gateway_
     assert (failure["component"], failure["source"], failure["territory"]) == ("gateway", "arena", "builder-one")
     oracle = match.world.agents["oracle"]
     assert (oracle.resource_units_used, oracle.tokens_known, oracle.failure_source) == (1, False, None)
+
+
+async def test_a_token_budget_refuses_the_round_after_it_is_spent(tmp_path) -> None:
+    """`max_tokens` counts input plus output as the gateway measured them: 770 a round, 1,000 allowed."""
+    match = ScriptedReferee(tmp_path, {}, with_budget("oracle", max_tokens=1000))
+    meter = RefereeMeter()
+    meter.referee = match.referee
+    async with ScriptedModelServer([Turn(text="ok", input_tokens=700, output_tokens=70)] * 5) as upstream:
+        gateway = Gateway(meter)
+        await gateway.start()
+        provider = ProviderConfig("local", KEY, {"openai": upstream.openai_base_url})
+        token = await gateway.add_agent("oracle", "scripted/oracle", provider, tmp_path / "agents" / "oracle")
+        try:
+            async with httpx.AsyncClient(timeout=10) as client:
+                statuses = [(await ask(client, gateway, token, "scripted/oracle")).status_code for _ in range(3)]
+        finally:
+            await gateway.close()
+            match.close()
+    assert statuses == [200, 200, 402]  # 770, then 1,540 >= 1,000: the third is refused
+    oracle = match.world.agents["oracle"]
+    assert oracle.terminal_detail == "budget exceeded: 1540 tokens used of 1000; stopped by the referee"

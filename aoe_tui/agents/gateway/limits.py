@@ -18,7 +18,6 @@ class GatewayLimits:
     request_read_s: float = 60.0  # the whole request body, however slowly it comes
     connect_s: float = 30.0
     first_byte_s: float = 600.0  # a reasoning model may think for minutes before its first byte
-    idle_s: float = 300.0  # between two chunks of an answer
     exchange_s: float = 1800.0  # a whole exchange, streamed or not
     concurrent_per_agent: int = 8
     rate_per_s: float = 20.0  # requests per second per agent, sustained

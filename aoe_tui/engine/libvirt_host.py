@@ -14,6 +14,9 @@ import secrets
 from collections.abc import Callable
 
 from aoe_tui.agents import protocol as p
+from aoe_tui.agents.harnesses import RECIPE
+from aoe_tui.agents.harnesses.bundle import build_bundle
+from aoe_tui.agents.registry import runs_in_guest
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
@@ -122,6 +125,17 @@ class LibvirtProvider:
         self._watch_remote()
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None
+        in_guest = {agent.territory for agent in manifest.agents if runs_in_guest(agent.adapter)}
+        bundle = None
+        if in_guest:
+            recorder.progress("harnesses", "checking the harness bundle")
+            loop = asyncio.get_running_loop()
+
+            def say(line: str) -> None:  # the build runs in a worker thread; progress is told on the loop
+                loop.call_soon_threadsafe(recorder.progress, "harnesses", line)
+
+            bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, say)).image
+            recorder.progress("harnesses", f"harness bundle ready: {bundle}")
         specs = [
             TerritorySpec(
                 t.id,
@@ -130,6 +144,7 @@ class LibvirtProvider:
                 self.uri,
                 disk_mib=manifest.territory_class(t.id).resources.disk_mib,
                 arena_octet=segment.octet(t.id) if segment is not None else None,
+                harness_bundle=bundle if t.id in in_guest else None,
             )
             for t in manifest.territories
         ]

@@ -33,6 +33,12 @@ from aoe_tui.runtime.ssh import GuestGone
 from aoe_tui.store.match_layout import MatchLayout
 
 
+# A real harness runs inside its agent's guest, beside the agent's service: its guest gets this much memory on
+# top of its class (measured in the guest by benchmarks/harness_start.py: the native harnesses peak at 180-420 MB,
+# Gemini CLI's Node more), so the service the player builds has its class's memory whichever harness plays.
+HARNESS_MEMORY_MIB = 1024
+
+
 class LibvirtTerritory:
     host = LOOPBACK
 
@@ -140,7 +146,7 @@ class LibvirtProvider:
             TerritorySpec(
                 t.id,
                 manifest.territory_class(t.id).resources.vcpus,
-                manifest.territory_class(t.id).resources.memory_mib,
+                manifest.territory_class(t.id).resources.memory_mib + (HARNESS_MEMORY_MIB if t.id in in_guest else 0),
                 self.uri,
                 disk_mib=manifest.territory_class(t.id).resources.disk_mib,
                 arena_octet=segment.octet(t.id) if segment is not None else None,

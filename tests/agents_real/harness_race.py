@@ -145,3 +145,38 @@ def assert_key_never_left_the_gateway(result: RaceResult) -> None:
     for path in result.output.rglob("*"):
         if path.is_file():
             assert PROVIDER_KEY not in path.read_text(errors="replace"), f"the provider key leaked into {path}"
+
+
+def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
+    """The careful harness wins durable with 100; in-memory ones stop at service-restart; a silent one (no tool
+    call) is the player's failure in its harness's words while the match goes on; tool calls reach the live feed
+    with their commands and outputs; every token charged is one the scripted server sent; the careful model's
+    search of its guest finds no provider key; the key is at the providers and nowhere else."""
+    world = result.world
+    dump = str(world.model_dump(mode="json"))[:6000]
+    territory = {e.agent_id: t for e, t in zip(entrants, TERRITORIES, strict=False)}
+    careful = next(e for e in entrants if e.behaviour == "careful")
+    assert world.winner == territory[careful.agent_id], dump
+    won = world.territories[territory[careful.agent_id]]
+    assert won.competitor_state == "durable" and won.milestone_points == 100, dump
+    assert world.agents[careful.agent_id].successful, dump
+    for entrant in entrants:
+        agent = world.agents[entrant.agent_id]
+        served = result.servers[entrant.agent_id].turns.served
+        assert agent.metered and agent.resource_units_used == len(served), (entrant, agent)
+        assert agent.input_tokens == sum(t.input_tokens for t in served), (entrant, agent, len(served))
+        assert agent.output_tokens == sum(t.output_tokens for t in served), (entrant, agent)
+        if entrant.behaviour == "silent":
+            assert agent.failure_source == "player" and "never called a tool" in (agent.terminal_detail or ""), agent
+            assert "I would rather describe" in (agent.terminal_detail or ""), agent
+            continue
+        if entrant.behaviour == "memory":
+            milestones = world.territories[territory[entrant.agent_id]].milestones
+            assert milestones["write-read"].passed and not milestones["service-restart"].passed, (entrant, dump)
+        trace = result.trace(entrant.agent_id)
+        assert result.live_trace_lengths.get(entrant.agent_id, 0) >= 3, (entrant, result.live_trace_lengths)
+        inspect = next((e for e in trace if "systemctl cat builder-app.service" in str(e.get("input"))), None)
+        assert inspect is not None and "builder-app" in str(inspect.get("output")), (entrant, trace[:2])
+    assert_key_never_left_the_gateway(result)
+    scan = [e for e in result.trace(careful.agent_id) if KEY_FRAGMENT in str(e.get("input"))]
+    assert scan and str(scan[-1]["output"]).strip().splitlines()[:2] == ["0", "scan-done"], scan

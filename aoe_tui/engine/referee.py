@@ -39,7 +39,7 @@ from aoe_tui.store.rewrite_file import rewrite_in_place
 
 DURABLE_REASON = "first durable deployment"
 TIMER_REASON = "match timer expired"
-NOBODY_LEFT_REASON = "no territory left available"
+VOID_REASON = "every territory was lost to infrastructure failures: no result"
 CANCELLED_DETAIL = "the match ended while this verification was running"
 # A milestone that keeps failing is retried less often (up to every 16 ticks): a
 # territory stuck on a broken restart or reboot must not starve the guests that
@@ -431,7 +431,7 @@ class Referee:
                 )
             )
             if len(self._unavailable) == len(self.hosts):
-                await self.finish(None, NOBODY_LEFT_REASON)
+                await self.void(VOID_REASON)
 
     async def _durable(self, territory_id: str) -> None:
         current = self.world.territories[territory_id].competitor_state
@@ -448,6 +448,15 @@ class Referee:
 
     async def finish(self, winner: str | None, reason: str) -> None:
         """End the match: freeze the clock, cancel other verifications, record the result."""
+        await self._end("finished", winner, reason)
+
+    async def void(self, reason: str) -> None:
+        """End the match without a result: nobody was left to race, and through no player's doing (every
+        territory lost to the arena's infrastructure). The state says `void` first, so the `match_finished`
+        that follows keeps it and no standings count the match."""
+        await self._end("void", None, reason)
+
+    async def _end(self, state: ev.MatchState, winner: str | None, reason: str) -> None:
         if self.over:
             return
         self.over = True
@@ -460,7 +469,10 @@ class Referee:
         await self._stop_monitors("match_end")
         await self._evidence.written()
         self.charge_usage()
-        self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="finished"))
+        # A finish never wrote a reason on its state change (the fixtures); a void says why on both.
+        self.recorder.emit(
+            ev.MatchStateChanged(from_=self.world.match_state, to=state, reason=reason if state == "void" else None)
+        )
         self.recorder.emit(ev.MatchFinished(winner=winner, reason=reason))
         self.finished.set()
 

@@ -208,7 +208,7 @@ class MatchRunner(Stoppable):
     async def _abort(self, reason: str) -> None:
         assert self.recorder is not None
         if self.referee is not None:
-            if self.referee.world.match_state not in ("finished", "aborted"):
+            if self.referee.world.match_state not in ev.FINAL_MATCH_STATES:
                 await self.referee.abort(reason)
         elif self.recorder.world.match_state != "aborted":
             self.recorder.emit(ev.MatchStateChanged(from_=self.recorder.world.match_state, to="aborted", reason=reason))

@@ -142,3 +142,19 @@ def test_the_registry_runs_each_harness_in_its_guest_and_hashes_the_recipe() -> 
         assert RECIPE in adapter.sources and runs_in_guest(adapter_id)
         assert HARNESS_PROTOCOLS[adapter_id] == (harness.protocol,)
     assert not runs_in_guest("openai") and not runs_in_guest("oracle")
+
+
+@pytest.mark.parametrize("adapter_id", ["claude-code", "codex", "opencode"])
+def test_a_session_cut_by_the_reboot_is_resumed_by_its_id_with_our_prompt(adapter_id) -> None:
+    from aoe_tui.agents.harnesses.base import RESUME_PROMPT, HarnessContext
+
+    harness = HARNESS_MODULES[adapter_id]
+    ctx = HarnessContext("the brief", "m", "http://127.0.0.1:1", TOKEN, "/root/h", "/root/arena")
+    assert harness.resume_argv is not None
+    words = harness.resume_argv(ctx, "session-7f3a")
+    assert "session-7f3a" in words and words[-1] == RESUME_PROMPT and "the brief" not in words
+    assert words[0] == harness.argv(ctx)[0]
+
+
+def test_harnesses_without_a_headless_resume_say_so() -> None:
+    assert HARNESS_MODULES["mini-swe-agent"].resume_argv is None

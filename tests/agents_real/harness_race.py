@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 from pathlib import Path
 
 from aoe_tui.agents.harnesses import HARNESS_MODULES
@@ -21,7 +22,7 @@ from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
 from aoe_tui.store.manifest_file import load_manifest
-from aoe_tui.testing.harness_scripts import script, scripted_server, write_command
+from aoe_tui.testing.harness_scripts import ToolTurns, script, scripted_server, write_command
 from aoe_tui.testing.model_server import ScriptedModelServer, Turn
 from tests.agents_real.builder_script import SELF_CHECK, START
 from tests.agents_real.gateway_match import KEY_FRAGMENT, PROVIDER_KEY
@@ -35,7 +36,7 @@ KEY_SCAN = (
     f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses "
     "2>/dev/null | head -5; echo scan-done"
 )
-USAGE = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
+USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class Entrant:
     agent_id: str
     adapter: str
     behaviour: str  # careful, memory or silent
+    # The model "thinks" this long before its first answer: a careful winner waits for a slow in-memory harness
+    # (opencode and Gemini CLI take 40-70 s to start under TCG) to reach write-read before the race is over.
+    first_answer_delay_s: float = 0.0
 
 
 def turns_for(entrant: Entrant) -> list[Turn]:
@@ -57,7 +61,8 @@ def turns_for(entrant: Entrant) -> list[Turn]:
     ]
     if entrant.behaviour == "careful":
         commands.append((KEY_SCAN, "Look for the provider key in the guest"))
-    return script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
+    turns = script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
+    return [replace(turns[0], delay_s=entrant.first_answer_delay_s), *turns[1:]]
 
 
 def fleet_toml(entrants: list[Entrant]) -> str:
@@ -130,11 +135,6 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
     return RaceResult(world, output, servers, seen)
 
 
-def model_requests(server: ScriptedModelServer) -> list:
-    """The requests that reached the model (side requests included: the gateway charges every round)."""
-    return list(server.requests)
-
-
 def assert_key_never_left_the_gateway(result: RaceResult) -> None:
     for server in result.servers.values():
         keys = {
@@ -159,10 +159,15 @@ def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
     assert world.winner == territory[careful.agent_id], dump
     won = world.territories[territory[careful.agent_id]]
     assert won.competitor_state == "durable" and won.milestone_points == 100, dump
-    assert world.agents[careful.agent_id].successful, dump
+    # It finished, or the referee's reboot cut it and the race ended before its resumed session did: never a
+    # failure of its own.
+    careful_state = world.agents[careful.agent_id]
+    assert careful_state.successful or careful_state.failure_source in ("arena", "controller"), careful_state
     for entrant in entrants:
         agent = world.agents[entrant.agent_id]
-        served = result.servers[entrant.agent_id].turns.served
+        turns = result.servers[entrant.agent_id].turns
+        assert isinstance(turns, ToolTurns)
+        served = turns.served
         assert agent.metered and agent.resource_units_used == len(served), (entrant, agent)
         assert agent.input_tokens == sum(t.input_tokens for t in served), (entrant, agent, len(served))
         assert agent.output_tokens == sum(t.output_tokens for t in served), (entrant, agent)

@@ -15,19 +15,19 @@ pytestmark = pytest.mark.vm
 
 RACES = {
     "codex-wins-gemini-forgets-claude-silent": [
-        Entrant("codex", "codex", "careful"),
+        Entrant("codex", "codex", "careful", first_answer_delay_s=150),
         Entrant("gemini", "gemini-cli", "memory"),
         Entrant("claude", "claude-code", "silent"),
     ],
-    "opencode-wins-mini-forgets": [
-        Entrant("opencode", "opencode", "careful"),
-        Entrant("mini", "mini-swe-agent", "memory"),
+    "mini-wins-opencode-forgets": [
+        Entrant("mini", "mini-swe-agent", "careful", first_answer_delay_s=120),
+        Entrant("opencode", "opencode", "memory"),
     ],
     "gemini-wins-claude-forgets": [
         Entrant("gemini", "gemini-cli", "careful"),
         Entrant("claude", "claude-code", "memory"),
     ],
-    "mini-wins-codex-forgets": [Entrant("mini", "mini-swe-agent", "careful"), Entrant("codex", "codex", "memory")],
+    "opencode-wins-codex-forgets": [Entrant("opencode", "opencode", "careful"), Entrant("codex", "codex", "memory")],
 }
 
 

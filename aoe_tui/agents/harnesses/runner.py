@@ -58,7 +58,10 @@ STREAM_FILE = "harness_stream.jsonl"  # its native event stream, as it came (bou
 MAX_STREAM_BYTES = 64 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
 PREPARE_TIMEOUT_S = 60.0
-NOT_STARTED_EXITS = (126, 127)  # the shell's "cannot execute" and "not found"
+NOT_STARTED_EXITS = (126, 127)
+MAX_RESUMES = (
+    3  # a harness cut more often than this in one match stays cut  # the shell's "cannot execute" and "not found"
+)
 
 
 @dataclass
@@ -81,6 +84,7 @@ class GuestHarness:
         self._started = time.monotonic()
         self._stream_path = settings.result_file.parent / STREAM_FILE
         self._token: str | None = None
+        self.resumed = 0  # sessions carried on after a cut
 
     def context(self, prompt: str, guest_port: int) -> HarnessContext:
         assert self.settings.gateway_token is not None
@@ -94,7 +98,16 @@ class GuestHarness:
         )
 
     async def prepare(self, ctx: HarnessContext, host_port: int) -> None:
-        """The bundle mounted, the gateway's forward open, the configuration written."""
+        """The bundle mounted, the gateway's forward open (kept on every later connection), the configuration
+        written."""
+        await self.mount_bundle()
+        await self.ssh.forward_to_host(int(ctx.gateway_url.rsplit(":", 1)[1]), host_port)
+        await self.ssh.run(f"mkdir -p {shlex.quote(ctx.home)} {shlex.quote(ctx.workdir)}", PREPARE_TIMEOUT_S)
+        for config in self.harness.files(ctx):
+            await self.ssh.write_file(config.path, config.text.encode(), config.mode, PREPARE_TIMEOUT_S)
+
+    async def mount_bundle(self) -> None:
+        """The bundle's disk at GUEST_MOUNT (again after a reboot)."""
         device = f"/dev/disk/by-id/virtio-{HARNESS_DISK_SERIAL}"
         mount = (
             f"mkdir -p {GUEST_MOUNT} && {{ mountpoint -q {GUEST_MOUNT} || mount -o ro {device} {GUEST_MOUNT} "
@@ -106,24 +119,21 @@ class GuestHarness:
                 f"the harness bundle is not attached to this guest ({GUEST_MOUNT}): "
                 f"{error_line(result.stderr) or f'mount exit {result.exit_status}'}"
             )
-        await self.ssh.forward_to_host(int(ctx.gateway_url.rsplit(":", 1)[1]), host_port)
-        await self.ssh.run(f"mkdir -p {shlex.quote(ctx.home)} {shlex.quote(ctx.workdir)}", PREPARE_TIMEOUT_S)
-        for config in self.harness.files(ctx):
-            await self.ssh.write_file(config.path, config.text.encode(), config.mode, PREPARE_TIMEOUT_S)
 
-    def command(self, ctx: HarnessContext) -> str:
+    def command(self, ctx: HarnessContext, argv: tuple[str, ...] | None = None) -> str:
         environment = {"PATH": GUEST_PATH, "LANG": "C.UTF-8", "TERM": "dumb", **self.harness.env(ctx)}
         assignments = " ".join(shlex.quote(f"{name}={value}") for name, value in environment.items())
-        argv = " ".join(shlex.quote(part) for part in self.harness.argv(ctx))
-        return f"cd {shlex.quote(ctx.workdir)} && exec env -i {assignments} {argv} </dev/null"
+        words = " ".join(shlex.quote(part) for part in (argv or self.harness.argv(ctx)))
+        return f"cd {shlex.quote(ctx.workdir)} && exec env -i {assignments} {words} </dev/null"
 
-    async def run(self, ctx: HarnessContext) -> HarnessRun:
-        """Run it to its end (or the connection's), feeding its stream to the parser and the live trace."""
+    async def run(self, ctx: HarnessContext, argv: tuple[str, ...] | None = None) -> HarnessRun:
+        """Run it (`argv`: its resume command) to its end or the connection's, feeding its stream to the parser
+        and the live trace."""
         outcome = HarnessRun()
         stderr = bytearray()
         connection = await self.ssh.connect()
         self._token = uuid.uuid4().hex
-        process = await connection.create_process(wrap_in_session(self.command(ctx), self._token), encoding=None)
+        process = await connection.create_process(wrap_in_session(self.command(ctx, argv), self._token), encoding=None)
         process.stdin.write_eof()
 
         async def drain_stderr() -> None:
@@ -153,6 +163,22 @@ class GuestHarness:
         outcome.stderr_tail = bytes(stderr)
         self._token = None
         return outcome
+
+    async def resume(self, ctx: HarnessContext, cut: HarnessRun) -> HarnessRun | None:
+        """After the guest came back from a cut (the referee's reboot), the harness's session carried on where it
+        stopped, when it can resume one headless and said which; None when it cannot (the run stays cut)."""
+        session = self.parser.report.session_id
+        if self.harness.resume_argv is None or session is None:
+            return None
+        try:
+            await self.ssh.connect(self.settings.limits.reconnect_s)  # its forwards open again with it
+            await self.mount_bundle()
+        except AoeError:
+            return None
+        self.resumed += 1
+        run = await self.run(ctx, self.harness.resume_argv(ctx, session))
+        run.stream_bytes += cut.stream_bytes
+        return run
 
     async def read_trajectory(self, ctx: HarnessContext) -> None:
         """A harness whose record is a file (mini-swe-agent's trajectory): read it once the run ended."""
@@ -217,7 +243,7 @@ def reported_usage(report: HarnessReport, tool_calls: int) -> UsageTotals:
 
 
 def transcript(
-    harness: Harness, settings: HarnessSettings, report: HarnessReport, outcome: Outcome, prompt: str
+    harness: Harness, settings: HarnessSettings, report: HarnessReport, outcome: Outcome, prompt: str, resumed: int
 ) -> dict[str, Any]:
     usage = report.usage.model_dump(exclude_none=True) if report.usage else {}
     return {
@@ -225,6 +251,7 @@ def transcript(
         "model": settings.model,
         "harness": {"adapter": harness.adapter_id, "package": harness.package, "version": harness.version},
         "session_id": report.session_id,
+        "resumed_after_reboot": resumed,  # times its session was carried on after the referee's reboot cut it
         "outcome": {"status": outcome.status, "summary": outcome.summary},
         "usage": usage,
         "messages": [{"role": "user", "content": prompt}]
@@ -269,6 +296,12 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
         await guest.prepare(ctx, host_port)
         _log(scrub, f"{harness.adapter_id} {harness.version}: started in {settings.territory_id}")
         run = await guest.run(ctx)
+        while run.cut and guest.resumed < MAX_RESUMES:
+            _log(scrub, f"{harness.adapter_id}: the session was cut (the guest went away); resuming it once back")
+            resumed = await guest.resume(ctx, run)
+            if resumed is None:
+                break
+            run = resumed
         if not run.cut:
             await guest.read_trajectory(ctx)
         report = guest.parser.finish()
@@ -288,7 +321,9 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
             "arena" if run.stream_bytes else "harness",
         )
     outputs.final(
-        outcome, reported_usage(report, len(report.tool_trace)), transcript(harness, settings, report, outcome, prompt)
+        outcome,
+        reported_usage(report, len(report.tool_trace)),
+        transcript(harness, settings, report, outcome, prompt, guest.resumed),
     )
     _log(scrub, f"{harness.adapter_id}: {outcome.status}: {outcome.summary[:200]}")
     try:

@@ -14,13 +14,17 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aoe_tui.agents.harnesses import HARNESS_MODULES
+from aoe_tui.agents.openai_harness.main import KeyFiles
 from aoe_tui.agents.scripted.apps import app_source
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.world import World
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.runtime.ssh import GuestSSH
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.testing.harness_scripts import ToolTurns, script, scripted_server, write_command
 from aoe_tui.testing.model_server import ScriptedModelServer, Turn
@@ -88,10 +92,59 @@ class RaceResult:
     output: Path
     servers: dict[str, ScriptedModelServer]
     live_trace_lengths: dict[str, int]  # the most tool calls seen in each live tool_trace.jsonl while it ran
+    foreign_token_probes: list[tuple[str, str]]  # (what was tried from a guest, the HTTP status it got)
 
     def trace(self, agent_id: str) -> list[dict]:
         path = self.output / "agents" / agent_id / "tool_trace.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def runner_environments() -> dict[str, dict[str, str]]:
+    """Each running harness adapter's environment by agent id (read from the host's /proc, as root)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"aoe_tui.agents.harnesses" not in (entry / "cmdline").read_bytes():
+                continue
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if "AOE_AGENT_ID" in env:
+            found[env["AOE_AGENT_ID"]] = env
+    return found
+
+
+async def probe_foreign_token(probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
+    """From one agent's guest, with another agent's gateway token (taken from that adapter's environment): at
+    this guest's own gateway port the token is refused; the other agent's port does not answer here at all."""
+    while not stop.is_set() and not probes:
+        envs = runner_environments()
+        if len(envs) >= 2:
+            (owner, theirs), (_, mine) = sorted(envs.items())[:2]
+            ssh = GuestSSH(
+                mine["AOE_TERRITORY_ID"], "127.0.0.1", int(mine["AOE_SSH_PORT"]),
+                KeyFiles(Path(mine["AOE_SSH_KEY"]), Path(mine["AOE_KNOWN_HOSTS"])),
+            )  # fmt: skip
+            here, there = urlsplit(mine["AOE_GATEWAY_URL"]).port, urlsplit(theirs["AOE_GATEWAY_URL"]).port
+            token = theirs["AOE_GATEWAY_TOKEN"]
+            ask = (
+                "curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' "
+                f"-H 'Authorization: Bearer {token}' -H 'x-api-key: {token}' -H 'x-goog-api-key: {token}' "
+                "--data '{}' http://127.0.0.1:{port}/v1/chat/completions"
+            )
+            try:
+                own = (await ssh.run(ask.replace("{port}", str(here)), 30)).stdout.strip()
+                if own != "000":  # the forward is open: the foreign token was judged at this guest's own port
+                    foreign = (await ssh.run(ask.replace("{port}", str(there)), 30)).stdout.strip()
+                    probes.extend(
+                        [(f"{owner}'s token at {mine['AOE_AGENT_ID']}'s port", own), (f"{owner}'s port", foreign)]
+                    )
+            except AoeError:
+                pass
+            finally:
+                await ssh.close()
+        await asyncio.sleep(2)
 
 
 async def watch_traces(output: Path, seen: dict[str, int], stop: asyncio.Event) -> None:
@@ -108,6 +161,7 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
     servers = {e.agent_id: scripted_server(turns_for(e)) for e in entrants}
     output = tmp_path / "match"
     seen: dict[str, int] = {}
+    probes: list[tuple[str, str]] = []
     for server in servers.values():
         await server.__aenter__()
     try:
@@ -123,16 +177,19 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
             manifest=load_manifest(ARENA, tmp_path / "fleet.toml"),
         )
         stop = asyncio.Event()
-        watcher = asyncio.ensure_future(watch_traces(output, seen, stop))
+        watchers = [
+            asyncio.ensure_future(watch_traces(output, seen, stop)),
+            asyncio.ensure_future(probe_foreign_token(probes, stop)),
+        ]
         try:
             world = await runner.run()
         finally:
             stop.set()
-            await watcher
+            await asyncio.gather(*watchers)
     finally:
         for server in servers.values():
             await server.__aexit__(None, None, None)
-    return RaceResult(world, output, servers, seen)
+    return RaceResult(world, output, servers, seen, probes)
 
 
 def assert_key_never_left_the_gateway(result: RaceResult) -> None:
@@ -183,5 +240,8 @@ def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
         inspect = next((e for e in trace if "systemctl cat builder-app.service" in str(e.get("input"))), None)
         assert inspect is not None and "builder-app" in str(inspect.get("output")), (entrant, trace[:2])
     assert_key_never_left_the_gateway(result)
+    # Another agent's token, used from this agent's guest: refused at this guest's own port (401), and the other
+    # agent's port is not reachable from here at all (no answer: 000).
+    assert [status for _, status in result.foreign_token_probes] == ["401", "000"], result.foreign_token_probes
     scan = [e for e in result.trace(careful.agent_id) if KEY_FRAGMENT in str(e.get("input"))]
     assert scan and str(scan[-1]["output"]).strip().splitlines()[:2] == ["0", "scan-done"], scan

@@ -47,6 +47,7 @@ from aoe_tui.agents.openai_harness.scrub import Scrubber
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.openai_harness.usage import UsageTotals
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.transcript import ToolTraceEntry
 from aoe_tui.domain.secret_patterns import environment_secrets
 from aoe_tui.runtime.domain_xml import HARNESS_DISK_SERIAL
 from aoe_tui.runtime.ssh import GuestSSH, kill_session_command, wrap_in_session
@@ -58,10 +59,9 @@ STREAM_FILE = "harness_stream.jsonl"  # its native event stream, as it came (bou
 MAX_STREAM_BYTES = 64 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
 PREPARE_TIMEOUT_S = 60.0
-NOT_STARTED_EXITS = (126, 127)
-MAX_RESUMES = (
-    3  # a harness cut more often than this in one match stays cut  # the shell's "cannot execute" and "not found"
-)
+NOT_STARTED_EXITS = (126, 127)  # the shell's "cannot execute" and "not found"
+MAX_RESUMES = 3  # a harness cut more often than this in one match stays cut
+TRAJECTORY_POLL_S = 3.0  # how often a trajectory file is read again for the live trace
 
 
 @dataclass
@@ -85,6 +85,7 @@ class GuestHarness:
         self._stream_path = settings.result_file.parent / STREAM_FILE
         self._token: str | None = None
         self.resumed = 0  # sessions carried on after a cut
+        self._emitted = 0  # tool calls sent to the live trace
 
     def context(self, prompt: str, guest_port: int) -> HarnessContext:
         assert self.settings.gateway_token is not None
@@ -149,8 +150,8 @@ class GuestHarness:
                         stream.write(chunk)
                         stream.flush()
                     outcome.stream_bytes += len(chunk)
-                    for entry in self.parser.feed(chunk, self.elapsed_ms()):
-                        self.outputs.tool_call(entry.model_dump(exclude_none=True))
+                    if self.harness.trajectory is None:  # else its stdout is console text; its record is a file
+                        self._emit(self.parser.feed(chunk, self.elapsed_ms()))
             await errors
             await process.wait_closed()
             outcome.exit_status = process.returncode
@@ -167,8 +168,7 @@ class GuestHarness:
     async def resume(self, ctx: HarnessContext, cut: HarnessRun) -> HarnessRun | None:
         """After the guest came back from a cut (the referee's reboot), the harness's session carried on where it
         stopped, when it can resume one headless and said which; None when it cannot (the run stays cut)."""
-        session = self.parser.report.session_id
-        if self.harness.resume_argv is None or session is None:
+        if self.harness.resume_argv is None or (session := self.parser.report.session_id) is None:
             return None
         try:
             await self.ssh.connect(self.settings.limits.reconnect_s)  # its forwards open again with it
@@ -181,14 +181,35 @@ class GuestHarness:
         return run
 
     async def read_trajectory(self, ctx: HarnessContext) -> None:
-        """A harness whose record is a file (mini-swe-agent's trajectory): read it once the run ended."""
-        if self.harness.trajectory is None:
-            return
+        """A harness whose record is a file (mini-swe-agent's trajectory): read it whole once the run ended; the
+        calls not yet in the live trace go there."""
+        if self.harness.trajectory is not None and (document := await self._trajectory(ctx)) is not None:
+            self.parser.feed(document)
+            self._emit(self.parser.finish().tool_trace[self._emitted :])
+
+    async def follow_trajectory(self, ctx: HarnessContext) -> None:
+        """While it runs: its trajectory file (rewritten after each of its steps) read again every few seconds,
+        each call not yet emitted sent to the live trace."""
+        while True:
+            await asyncio.sleep(TRAJECTORY_POLL_S)
+            try:
+                document = await self._trajectory(ctx)
+            except AoeError:
+                continue  # the guest is away (rebooting); the next look may find it
+            if document is not None:
+                reading = self.harness.parser()
+                reading.feed(document)
+                self._emit(reading.finish().tool_trace[self._emitted :])
+
+    async def _trajectory(self, ctx: HarnessContext) -> bytes | None:
         path = f"{ctx.home}/{self.harness.trajectory}"
         result = await self.ssh.run(f"head -c {MAX_DOCUMENT_BYTES} {shlex.quote(path)}", PREPARE_TIMEOUT_S)
-        if result.exit_status == 0:
-            for entry in self.parser.feed(result.stdout.encode()):
-                self.outputs.tool_call(entry.model_dump(exclude_none=True))
+        return result.stdout.encode() if result.exit_status == 0 else None
+
+    def _emit(self, entries: list[ToolTraceEntry]) -> None:
+        for entry in entries:
+            self.outputs.tool_call(entry.model_dump(exclude_none=True))
+        self._emitted += len(entries)
 
     async def stop(self) -> None:
         """Kill what runs in the guest (the referee's SIGTERM at the end of the match)."""
@@ -295,7 +316,13 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
     try:
         await guest.prepare(ctx, host_port)
         _log(scrub, f"{harness.adapter_id} {harness.version}: started in {settings.territory_id}")
-        run = await guest.run(ctx)
+        follower = asyncio.ensure_future(guest.follow_trajectory(ctx)) if harness.trajectory else None
+        try:
+            run = await guest.run(ctx)
+        finally:
+            if follower is not None:
+                follower.cancel()
+                await asyncio.gather(follower, return_exceptions=True)
         while run.cut and guest.resumed < MAX_RESUMES:
             _log(scrub, f"{harness.adapter_id}: the session was cut (the guest went away); resuming it once back")
             resumed = await guest.resume(ctx, run)

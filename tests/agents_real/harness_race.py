@@ -91,7 +91,7 @@ class RaceResult:
     world: World
     output: Path
     servers: dict[str, ScriptedModelServer]
-    live_trace_lengths: dict[str, int]  # the most tool calls seen in each live tool_trace.jsonl while it ran
+    live_trace_lengths: dict[str, int]  # the most tool calls in each live tool_trace.jsonl while its adapter ran
     foreign_token_probes: list[tuple[str, str]]  # (what was tried from a guest, the HTTP status it got)
 
     def trace(self, agent_id: str) -> list[dict]:
@@ -148,10 +148,13 @@ async def probe_foreign_token(probes: list[tuple[str, str]], stop: asyncio.Event
 
 
 async def watch_traces(output: Path, seen: dict[str, int], stop: asyncio.Event) -> None:
+    """The most tool calls in each agent's live trace while its adapter still ran (live, not read at the end)."""
     while not stop.is_set():
-        for path in (output / "agents").glob("*/tool_trace.jsonl") if (output / "agents").is_dir() else ():
-            count = sum(1 for line in path.read_text(errors="replace").splitlines() if line.strip())
-            seen[path.parent.name] = max(seen.get(path.parent.name, 0), count)
+        running = runner_environments()
+        for agent_id in running:
+            path = output / "agents" / agent_id / "tool_trace.jsonl"
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+            seen[agent_id] = max(seen.get(agent_id, 0), sum(1 for line in lines if line.strip()))
         await asyncio.sleep(0.5)
 
 

@@ -123,14 +123,7 @@ class LibvirtProvider:
     async def boot(
         self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
     ) -> tuple[dict[str, TerritoryHost], list[str]]:
-        recorder.progress("image", "checking the guest image")
-        image = require_image()
-        layer = layer_for({t.image for t in manifest.territories})
-        if layer is not None:
-            image = require_layer(layer, image)
-        self._watch_remote()
-        recorder.progress("image", f"guest image ready: {image.path}")
-        segment = layer.segment if layer is not None else None
+        # The bundle first: a harness that cannot be installed stops the match before anything else is made.
         in_guest = {agent.territory for agent in manifest.agents if runs_in_guest(agent.adapter)}
         bundle = None
         if in_guest:
@@ -142,6 +135,14 @@ class LibvirtProvider:
 
             bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, say)).image
             recorder.progress("harnesses", f"harness bundle ready: {bundle}")
+        recorder.progress("image", "checking the guest image")
+        image = require_image()
+        layer = layer_for({t.image for t in manifest.territories})
+        if layer is not None:
+            image = require_layer(layer, image)
+        self._watch_remote()
+        recorder.progress("image", f"guest image ready: {image.path}")
+        segment = layer.segment if layer is not None else None
         specs = [
             TerritorySpec(
                 t.id,

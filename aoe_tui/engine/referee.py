@@ -14,7 +14,6 @@ already charged, when a guest was rebooted.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import time
@@ -35,9 +34,9 @@ from aoe_tui.engine.evidence_copies import EvidenceCopies
 from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
-from aoe_tui.store.event_log import LogWriteFailed
 from aoe_tui.store.manifest_file import VERIFIER_HELPERS
 from aoe_tui.store.match_layout import MatchLayout
 from aoe_tui.store.rewrite_file import rewrite_in_place
@@ -190,23 +189,7 @@ class Referee:
         task = asyncio.ensure_future(self._evaluate(territory_id))
         self._busy[territory_id] = task
         task.add_done_callback(lambda _task: self._busy.pop(territory_id, None))
-        task.add_done_callback(functools.partial(self._record_task_failure, territory_id, "referee evaluation"))
-
-    def _record_task_failure(self, territory_id: str | None, component: str, task: asyncio.Task) -> None:
-        """A referee task that raised (a libvirt or SSH error, a full disk, a bug) is never a silently dead task:
-        its exception is taken and recorded as the arena's failure, naming the territory and the component.
-        When it was the log that failed, nothing more can be recorded: the runner stops the match."""
-        if task.cancelled() or (error := task.exception()) is None or isinstance(error, LogWriteFailed):
-            return
-        with contextlib.suppress(LogWriteFailed):
-            self.recorder.emit(
-                ev.InfrastructureFailure(
-                    component=component,
-                    source="arena",
-                    detail=f"{type(error).__name__}: {error}",
-                    territory=territory_id,
-                )
-            )
+        task.add_done_callback(failure_recorder(self.recorder, territory_id, "referee evaluation"))
 
     def _next_eligible(self, territory_id: str) -> Milestone | None:
         territory = self.world.territories.get(territory_id)
@@ -658,7 +641,7 @@ class Referee:
         task = asyncio.ensure_future(self._stop_over_budget(handle))
         self._budget_stops.add(task)
         task.add_done_callback(self._budget_stops.discard)
-        task.add_done_callback(functools.partial(self._record_task_failure, handle.territory_id, "agent budget stop"))
+        task.add_done_callback(failure_recorder(self.recorder, handle.territory_id, "agent budget stop"))
 
     async def _stop_over_budget(self, handle: AgentHandle) -> None:
         if handle.exited:

@@ -93,7 +93,7 @@ class Referee:
         self.clock: MatchClock = recorder.clock
         self.verifiers = verifiers
         self.layout = MatchLayout(Path(work_dir))
-        self._evidence = EvidenceCopies(self.layout)
+        self._evidence = EvidenceCopies(self.layout, failure_recorder(recorder, None, "evidence copies"))
         self.agents: dict[str, AgentHandle] = {}
         self.over = False
         self.finished = asyncio.Event()
@@ -111,7 +111,7 @@ class Referee:
         # Continuous monitors ([[monitors]]): one per (territory, monitor), all timed by one lag meter; a
         # milestone whose monitor verdict is final (a failure list is never cleared) is not retried.
         self._monitors: dict[tuple[str, str], RunningMonitor] = {}
-        self._lag = LoopLagMeter()
+        self._lag = LoopLagMeter(on_done=failure_recorder(recorder, None, "monitor loop-lag meter"))
         self._final: set[tuple[str, str]] = set()
         # Pause waits for running checks (a reboot check can take minutes); a resume
         # arriving meanwhile must wait its turn or the pause would suspend guests after it.
@@ -160,6 +160,8 @@ class Referee:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
         self.agents[handle.agent_id] = handle
         self.recorder.emit(ev.AgentStarted(agent=spec.id, territory=spec.territory, model=spec.model))
+        if handle.reaper is not None:
+            handle.reaper.add_done_callback(failure_recorder(self.recorder, spec.territory, f"agent {spec.id} reaper"))
 
     # -- ticks -------------------------------------------------------------------------------------
 
@@ -365,7 +367,7 @@ class Referee:
                 on_cap=functools.partial(self._monitor_capped, territory_id),
             )
             self._monitors[(territory_id, spec.id)] = monitor
-            monitor.start()
+            monitor.start().add_done_callback(failure_recorder(self.recorder, territory_id, f"monitor {spec.id}"))
             self.recorder.emit(
                 ev.MonitorStarted(
                     territory=territory_id,

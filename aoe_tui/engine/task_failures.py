@@ -39,7 +39,10 @@ def failure_recorder(recorder: MatchRecorder, territory_id: str | None, componen
         with contextlib.suppress(LogWriteFailed):
             recorder.emit(
                 ev.InfrastructureFailure(
-                    component=component, source="arena", detail=f"{type(error).__name__}: {error}", territory=territory_id
+                    component=component,
+                    source="arena",
+                    detail=f"{type(error).__name__}: {error}",
+                    territory=territory_id,
                 )
             )
 

@@ -42,5 +42,5 @@ async def stop_task(task: asyncio.Future | None, what: str) -> None:
 
 async def _stopped(task: asyncio.Future) -> Exception | None:
     task.cancel()
-    [outcome] = await asyncio.gather(task, return_exceptions=True)
+    outcome = (await asyncio.gather(task, return_exceptions=True))[0]
     return outcome if isinstance(outcome, Exception) else None

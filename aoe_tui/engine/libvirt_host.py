@@ -22,6 +22,7 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI
@@ -140,7 +141,7 @@ class LibvirtProvider:
         layer = layer_for({t.image for t in manifest.territories})
         if layer is not None:
             image = require_layer(layer, image)
-        self._watch_remote()
+        self._watch_remote(recorder)
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None
         specs = [
@@ -202,8 +203,9 @@ class LibvirtProvider:
             )
         return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
 
-    def _watch_remote(self) -> None:
-        """A remote host's link that drops while the match runs is reported once, as the host's failure."""
+    def _watch_remote(self, recorder: MatchRecorder) -> None:
+        """A remote host's link that drops while the match runs is reported once, as the host's failure; a
+        watch that fails itself (its `on_lost` raised) is recorded as the arena's (engine.task_failures)."""
         remote, on_lost = self.remote, self.on_lost
         if remote is None or on_lost is None:
             return
@@ -213,6 +215,7 @@ class LibvirtProvider:
             on_lost(remote.link.lost_reason or f"host {remote.link.name} lost")
 
         self._watch = asyncio.create_task(watch())
+        self._watch.add_done_callback(failure_recorder(recorder, None, f"host {remote.link.name} link watch"))
 
     async def teardown(self) -> None:
         watch, self._watch = self._watch, None

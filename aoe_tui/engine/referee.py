@@ -14,7 +14,6 @@ already charged, when a guest was rebooted.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import time
@@ -35,9 +34,9 @@ from aoe_tui.engine.evidence_copies import EvidenceCopies
 from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
-from aoe_tui.store.event_log import LogWriteFailed
 from aoe_tui.store.manifest_file import VERIFIER_HELPERS
 from aoe_tui.store.match_layout import MatchLayout
 from aoe_tui.store.rewrite_file import rewrite_in_place
@@ -94,7 +93,7 @@ class Referee:
         self.clock: MatchClock = recorder.clock
         self.verifiers = verifiers
         self.layout = MatchLayout(Path(work_dir))
-        self._evidence = EvidenceCopies(self.layout)
+        self._evidence = EvidenceCopies(self.layout, failure_recorder(recorder, None, "evidence copies"))
         self.agents: dict[str, AgentHandle] = {}
         self.over = False
         self.finished = asyncio.Event()
@@ -112,7 +111,7 @@ class Referee:
         # Continuous monitors ([[monitors]]): one per (territory, monitor), all timed by one lag meter; a
         # milestone whose monitor verdict is final (a failure list is never cleared) is not retried.
         self._monitors: dict[tuple[str, str], RunningMonitor] = {}
-        self._lag = LoopLagMeter()
+        self._lag = LoopLagMeter(on_done=failure_recorder(recorder, None, "monitor loop-lag meter"))
         self._final: set[tuple[str, str]] = set()
         # Pause waits for running checks (a reboot check can take minutes); a resume
         # arriving meanwhile must wait its turn or the pause would suspend guests after it.
@@ -161,6 +160,8 @@ class Referee:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
         self.agents[handle.agent_id] = handle
         self.recorder.emit(ev.AgentStarted(agent=spec.id, territory=spec.territory, model=spec.model))
+        if handle.reaper is not None:
+            handle.reaper.add_done_callback(failure_recorder(self.recorder, spec.territory, f"agent {spec.id} reaper"))
 
     # -- ticks -------------------------------------------------------------------------------------
 
@@ -190,23 +191,7 @@ class Referee:
         task = asyncio.ensure_future(self._evaluate(territory_id))
         self._busy[territory_id] = task
         task.add_done_callback(lambda _task: self._busy.pop(territory_id, None))
-        task.add_done_callback(functools.partial(self._record_task_failure, territory_id, "referee evaluation"))
-
-    def _record_task_failure(self, territory_id: str | None, component: str, task: asyncio.Task) -> None:
-        """A referee task that raised (a libvirt or SSH error, a full disk, a bug) is never a silently dead task:
-        its exception is taken and recorded as the arena's failure, naming the territory and the component.
-        When it was the log that failed, nothing more can be recorded: the runner stops the match."""
-        if task.cancelled() or (error := task.exception()) is None or isinstance(error, LogWriteFailed):
-            return
-        with contextlib.suppress(LogWriteFailed):
-            self.recorder.emit(
-                ev.InfrastructureFailure(
-                    component=component,
-                    source="arena",
-                    detail=f"{type(error).__name__}: {error}",
-                    territory=territory_id,
-                )
-            )
+        task.add_done_callback(failure_recorder(self.recorder, territory_id, "referee evaluation"))
 
     def _next_eligible(self, territory_id: str) -> Milestone | None:
         territory = self.world.territories.get(territory_id)
@@ -382,7 +367,7 @@ class Referee:
                 on_cap=functools.partial(self._monitor_capped, territory_id),
             )
             self._monitors[(territory_id, spec.id)] = monitor
-            monitor.start()
+            monitor.start().add_done_callback(failure_recorder(self.recorder, territory_id, f"monitor {spec.id}"))
             self.recorder.emit(
                 ev.MonitorStarted(
                     territory=territory_id,
@@ -658,7 +643,7 @@ class Referee:
         task = asyncio.ensure_future(self._stop_over_budget(handle))
         self._budget_stops.add(task)
         task.add_done_callback(self._budget_stops.discard)
-        task.add_done_callback(functools.partial(self._record_task_failure, handle.territory_id, "agent budget stop"))
+        task.add_done_callback(failure_recorder(self.recorder, handle.territory_id, "agent budget stop"))
 
     async def _stop_over_budget(self, handle: AgentHandle) -> None:
         if handle.exited:

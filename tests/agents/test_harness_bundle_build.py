@@ -21,7 +21,7 @@ EXHIBITION = PROJECT / "arenas" / "first-build" / "fleets" / "harness-exhibition
 
 
 class Refusing(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802  (the standard library's name)
+    def do_GET(self) -> None:
         body = b'{"error":"Not found"}'
         self.send_response(404)
         self.send_header("Content-Type", "application/json")

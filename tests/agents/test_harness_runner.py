@@ -10,7 +10,8 @@ import pytest
 
 from aoe_tui.agents.harnesses import HARNESS_MODULES, RECIPE
 from aoe_tui.agents.harnesses.base import HarnessReport
-from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT, RecipeEntry, _write_wrapper, read_recipe, recipe_hash
+from aoe_tui.agents.harnesses.base import RecipeEntry, read_recipe
+from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT, _write_wrapper, recipe_hash
 from aoe_tui.agents.harnesses.runner import GUEST_PATH, GuestHarness, HarnessRun, judge
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.registry import HARNESS_PROTOCOLS, resolve_adapter, runs_in_guest
@@ -104,13 +105,7 @@ def test_the_recipe_is_the_registry_and_its_hash_changes_with_it(tmp_path) -> No
     entries = read_recipe(RECIPE)
     assert {e.adapter_id for e in entries} == set(HARNESS_MODULES)
     for entry in entries:
-        module = HARNESS_MODULES[entry.adapter_id]
-        assert (entry.package, entry.version, entry.protocol, entry.executable) == (
-            module.package,
-            module.version,
-            module.protocol,
-            module.executable,
-        )
+        assert HARNESS_MODULES[entry.adapter_id].recipe == entry
     copy = tmp_path / "recipe.toml"
     copy.write_bytes(RECIPE.read_bytes())
     assert recipe_hash(copy) == recipe_hash(RECIPE)

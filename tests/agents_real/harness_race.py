@@ -41,7 +41,7 @@ KEY_SCAN = (
     f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses "
     "2>/dev/null | head -5; echo scan-done"
 )
-RIVALS_WAIT_S = 360.0
+RIVALS_WAIT_S = 480.0  # under Claude Code's and the gateway's 600 s wait for a first byte
 USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
 
 
@@ -113,16 +113,17 @@ def runner_environments() -> dict[str, dict[str, str]]:
     return found
 
 
-async def probe_foreign_token(probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
+async def probe_foreign_token(output: Path, probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
     """From one agent's guest, with another agent's gateway token (taken from that adapter's environment): at
     this guest's own gateway port the token is refused; the other agent's port does not answer here at all."""
     while not stop.is_set() and not probes:
         envs = runner_environments()
         if len(envs) >= 2:
             (owner, theirs), (_, mine) = sorted(envs.items())[:2]
+            keys = output / "ssh" / mine["AOE_TERRITORY_ID"]  # the adapter's own paths are inside its sandbox
             ssh = GuestSSH(
                 mine["AOE_TERRITORY_ID"], "127.0.0.1", int(mine["AOE_SSH_PORT"]),
-                KeyFiles(Path(mine["AOE_SSH_KEY"]), Path(mine["AOE_KNOWN_HOSTS"])),
+                KeyFiles(keys / "id_ed25519", keys / "known_hosts"),
             )  # fmt: skip
             here, there = urlsplit(mine["AOE_GATEWAY_URL"]).port, urlsplit(theirs["AOE_GATEWAY_URL"]).port
             token = theirs["AOE_GATEWAY_TOKEN"]
@@ -171,10 +172,11 @@ def wait_for_rivals(output: Path, rivals: set[str], timeout_s: float = RIVALS_WA
     """The careful model's first answer waits until every in-memory rival passed write-read (so that each is
     seen to stop at service-restart before the careful one's durable deployment ends the race), at most
     `timeout_s`: the slow harnesses take minutes to start under TCG with three guests on two cores."""
-    started = time.monotonic()
+    first_asked: list[float] = []  # the clock starts at the careful harness's first request, not at the boot
 
     async def hold() -> None:
-        while time.monotonic() - started < timeout_s and not passed(output, rivals, "write-read"):
+        first_asked[:] = first_asked or [time.monotonic()]
+        while time.monotonic() - first_asked[0] < timeout_s and not passed(output, rivals, "write-read"):
             await asyncio.sleep(1)
 
     return hold
@@ -209,7 +211,7 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
         stop = asyncio.Event()
         watchers = [
             asyncio.ensure_future(watch_traces(output, seen, stop)),
-            asyncio.ensure_future(probe_foreign_token(probes, stop)),
+            asyncio.ensure_future(probe_foreign_token(output, probes, stop)),
         ]
         try:
             world = await runner.run()

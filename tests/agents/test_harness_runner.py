@@ -182,17 +182,21 @@ def test_a_saved_match_shows_each_real_harness_with_its_version(tmp_path) -> Non
 
 
 class TrajectoryGuest:
-    """Stands in for the guest's SSH: `cat` of the trajectory answers whatever the harness has written so far."""
+    """Stands in for the guest's SSH connection: reading the trajectory answers whatever the harness has written
+    so far, whole (a trajectory is far longer than a shown command output)."""
 
     def __init__(self) -> None:
         self.document: str | None = None
 
-    async def run(self, command: str, timeout: float):
-        from aoe_tui.runtime.ssh import CommandResult
+    async def connect(self, timeout: float | None = None):
+        return self
+
+    async def run(self, command: str, check: bool = False, encoding=None):
+        from types import SimpleNamespace
 
         if self.document is None:
-            return CommandResult(1, "", "No such file or directory")
-        return CommandResult(0, self.document, "")
+            return SimpleNamespace(exit_status=1, stdout=b"")
+        return SimpleNamespace(exit_status=0, stdout=self.document.encode())
 
 
 class Collected:
@@ -213,6 +217,7 @@ async def test_a_trajectory_harness_feeds_the_live_trace_as_its_file_grows_and_o
 
     monkeypatch.setattr(runner, "TRAJECTORY_POLL_S", 0.01)
     whole = json.loads((PROJECT_STREAMS / "mini-swe-agent.traj.json").read_text())
+    whole["messages"] += [{"role": "user", "content": "padding " * 40_000}]  # past any shown output's head and tail
     ssh, outputs = TrajectoryGuest(), Collected()
     guest = GuestHarness(HARNESS_MODULES["mini-swe-agent"], settings(tmp_path), ssh, outputs)  # type: ignore[arg-type]
     ctx = guest.context("brief", 40123)

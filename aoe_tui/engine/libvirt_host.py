@@ -14,6 +14,7 @@ import secrets
 from collections.abc import Callable
 
 from aoe_tui.agents import protocol as p
+from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
@@ -21,7 +22,7 @@ from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
 from aoe_tui.runtime.guest import TerritoryVM
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Outage
 from aoe_tui.runtime.image import require_image
 from aoe_tui.runtime.image_layer import layer_for, require_layer
 from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpec
@@ -87,13 +88,18 @@ def match_id_for(match_dir: MatchDirectory) -> str:
 
 
 HostLost = Callable[[str], None]
+InfrastructureLost = Callable[[str, str], object]
 
 
 class LibvirtProvider:
     """The guests of one match on one hypervisor: this machine's by default, or a named host of `--hosts`.
 
     `host_name` (a `--hosts` run) records the host and its CPU model in `match.json`; `remote` puts the guests
-    on a remote host behind its link, and `on_lost(reason)` is told when that link drops mid-match."""
+    on a remote host behind its link, and `on_lost(reason)` is told when that link drops mid-match.
+
+    libvirtd restarting mid-match is noted in the log as the arena's `infrastructure_failure` (the match goes
+    on: the hypervisor reconnects); libvirtd gone past its reconnect bound is `on_infrastructure_lost("libvirt",
+    detail)`, which the runner sets (`MatchRunner`: the match is aborted, its guests destroyed all the same)."""
 
     def __init__(
         self,
@@ -108,6 +114,7 @@ class LibvirtProvider:
         self.host_name = host_name
         self.remote = remote
         self.on_lost = on_lost
+        self.on_infrastructure_lost: InfrastructureLost | None = None
         self.runtime: MatchRuntime | None = None
         self._watch: asyncio.Task | None = None
 
@@ -142,6 +149,10 @@ class LibvirtProvider:
             remote=self.remote,
             warm_start=True,
             on_progress=lambda line: recorder.progress("boot", line),
+            outage=Outage(
+                noted=lambda line: recorder.emit(ev.InfrastructureFailure(component="libvirt", detail=line)),
+                gone=self._libvirt_gone,
+            ),
         )
         reservation = self.runtime.reserve_ports()
         match_dir.write_ports(reservation.to_json())
@@ -179,6 +190,10 @@ class LibvirtProvider:
                 "ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s", territory_id
             )
         return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
+
+    def _libvirt_gone(self, detail: str) -> None:
+        if self.on_infrastructure_lost is not None:
+            self.on_infrastructure_lost("libvirt", detail)
 
     def _watch_remote(self) -> None:
         """A remote host's link that drops while the match runs is reported once, as the host's failure."""

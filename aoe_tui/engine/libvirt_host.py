@@ -23,8 +23,7 @@ from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Outage
-from aoe_tui.runtime.image import require_image
-from aoe_tui.runtime.image_layer import layer_for, require_layer
+from aoe_tui.runtime.image_layer import ensure_image, layer_for
 from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
@@ -122,10 +121,14 @@ class LibvirtProvider:
         self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
     ) -> tuple[dict[str, TerritoryHost], list[str]]:
         recorder.progress("image", "checking the guest image")
-        image = require_image()
-        layer = layer_for({t.image for t in manifest.territories})
-        if layer is not None:
-            image = require_layer(layer, image)
+        loop = asyncio.get_running_loop()
+
+        def building(line: str) -> None:  # from the build's thread: the recorder and its subscribers live on the loop
+            loop.call_soon_threadsafe(recorder.progress, "image", line)
+
+        image_names = {t.image for t in manifest.territories}
+        image = await asyncio.to_thread(ensure_image, image_names, building)
+        layer = layer_for(image_names)
         self._watch_remote()
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None

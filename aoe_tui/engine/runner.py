@@ -14,6 +14,7 @@ is written.
 from __future__ import annotations
 
 import asyncio
+import errno
 from pathlib import Path
 
 from aoe_tui.domain import events as ev
@@ -33,9 +34,14 @@ from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
 from aoe_tui.engine.stop_signals import Stoppable
+from aoe_tui.runtime.overlay import disk_full
 from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
 
 INTERRUPTED_REASON = "interrupted by the operator"
+
+
+class DiskFull(AoeError):
+    """The match directory's filesystem filled up: the match was stopped, its guests destroyed all the same."""
 
 
 class InfrastructureLost(AoeError):
@@ -94,6 +100,19 @@ class MatchRunner(Stoppable):
     # -- the match ---------------------------------------------------------------------------------
 
     async def run(self) -> World:
+        """The whole match; a full disk under the match directory ends it as one line (`DiskFull`), never a
+        traceback, once every guest is destroyed."""
+        try:
+            return await self._run()
+        except OSError as error:
+            if error.errno != errno.ENOSPC:
+                raise
+            raise DiskFull(
+                f"{disk_full(self.match_dir.root)}: match aborted, every guest destroyed; "
+                f"what was written is in {self.match_dir.root}"
+            ) from None
+
+    async def _run(self) -> World:
         self._task = asyncio.current_task()
         self.match_dir.prepare(self.manifest, provenance(self.manifest, self.manifest_path))
         self.recorder = MatchRecorder(self.clock, self.match_dir.events)
@@ -227,8 +246,10 @@ class MatchRunner(Stoppable):
             self.recorder.progress("teardown", "destroying territories")
             await asyncio.shield(self.provider.teardown())
         finally:
-            self.match_dir.write_world(self.recorder.world.to_json())
-            self.recorder.close()
+            try:
+                self.match_dir.write_world(self.recorder.world.to_json())
+            finally:  # a full disk refuses world.json: the log is still closed (its last whole event stays)
+                self.recorder.close()
 
     def infrastructure_lost(self, component: str, detail: str) -> bool:
         """Stop the match because what it runs on failed (a host dropped): never a player's fault.

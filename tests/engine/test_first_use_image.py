@@ -18,7 +18,9 @@ from aoe_tui.testing.clock import ManualSource
 from tests.fixture_paths import PROJECT
 
 
-@pytest.mark.parametrize(("arena", "image_names"), [("first-build", {"debian-bookworm"}), ("first-contact", {"first-contact"})])
+@pytest.mark.parametrize(
+    ("arena", "image_names"), [("first-build", {"debian-bookworm"}), ("first-contact", {"first-contact"})]
+)
 async def test_the_provider_builds_a_missing_image_with_progress_instead_of_stopping(
     arena, image_names, tmp_path, monkeypatch
 ) -> None:
@@ -34,9 +36,11 @@ async def test_the_provider_builds_a_missing_image_with_progress_instead_of_stop
     recorder = MatchRecorder(MatchClock(ManualSource()))
     told: list[tuple[str, str, bool]] = []
     recorder.subscribe(
-        lambda u: told.append((u.stage, u.message, threading.current_thread() is loop_thread))
-        if isinstance(u, Progress)
-        else None
+        lambda u: (
+            told.append((u.stage, u.message, threading.current_thread() is loop_thread))
+            if isinstance(u, Progress)
+            else None
+        )
     )
     manifest = load_manifest(PROJECT / "arenas" / arena / "arena.toml")
     with pytest.raises(AoeError, match="the build stops here"):

@@ -8,25 +8,15 @@ import pytest
 from aoe_tui.engine.runner import InfrastructureLost, MatchRunner
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.testing.clock import ManualSource
-from aoe_tui.testing.scripted_provider import ScriptedLauncher, ScriptedProvider
+from aoe_tui.testing.scripted_provider import ScriptedLauncher
 from tests.engine.helpers import ARENA, RACE
+from tests.engine.watched_provider import WatchedProvider
 
 GONE = "libvirtd at qemu:///system (socket /var/run/libvirt/libvirt-sock) stayed unreachable for 60 s"
 
 
-class LosingLibvirt(ScriptedProvider):
-    """Scripted territories whose libvirt is lost (as `LibvirtProvider` reports it) once the agents run."""
-
-    on_infrastructure_lost = None
-    torn_down = False
-
-    async def teardown(self) -> None:
-        self.torn_down = True
-        await super().teardown()
-
-
 async def test_libvirt_gone_past_the_bound_aborts_the_match_naming_libvirt(tmp_path) -> None:
-    provider = LosingLibvirt(dict(RACE))
+    provider = WatchedProvider(dict(RACE))  # its libvirt lost (as LibvirtProvider reports it) once agents run
     runner = MatchRunner(ARENA, tmp_path / "match", provider, ScriptedLauncher(), source=ManualSource())
     assert provider.on_infrastructure_lost == runner.infrastructure_lost
 

@@ -58,7 +58,7 @@ async def test_past_the_bound_libvirt_is_gone_once_and_local_guests_are_killed_b
     killed: list[str] = []
     monkeypatch.setattr(hypervisor_module, "kill_qemu", lambda name: killed.append(name) or True)
     daemon.stop()
-    with pytest.raises(LibvirtGone, match="stayed unreachable for 0.1 s"):
+    with pytest.raises(LibvirtGone, match=r"stayed unreachable for 0\.1 s"):
         await hypervisor.state(GUEST)
     with pytest.raises(LibvirtGone):
         await hypervisor.state(GUEST)

@@ -109,7 +109,7 @@ class DomainRecord:
     owner_host: str | None
     owner_kind: str | None
     owner_match: str | None = None
-    owner_started: int | None = None  # the owner process's start time (runtime.owner), None on older guests
+    owner_started: int | None = None  # the owner process's start time (runtime.cleanup), None on older guests
 
 
 def socket_hint(uri: str) -> str:
@@ -233,10 +233,13 @@ class Hypervisor:
                 self._connection, self._callback_ids = await asyncio.to_thread(self._opener, self.uri), []
                 await self._subscribe_events()
             except libvirt.libvirtError as error:
+                if self._connection is not lost:  # opened, then lost again before its events were renewed
+                    await asyncio.to_thread(_close_quietly, self._connection)
+                    self._connection = lost
                 if time.monotonic() - started >= self.reconnect_seconds:
                     self.gone = (
                         f"libvirtd at {self.uri} ({socket_hint(self.uri)}) stayed unreachable for "
-                        f"{self.reconnect_seconds:g} s: {error.get_error_message()}"
+                        f"{self.reconnect_seconds:g} s: {error.get_error_message()}; is it running? (scripts/services)"
                     )
                     self.outage.gone(self.gone)
                     return
@@ -305,8 +308,12 @@ class Hypervisor:
         return _STATE_NAMES.get(state, f"state-{state}"), reason_name
 
     async def _act(self, name: str, verb: str, action: Callable[[libvirt.virDomain], Any]) -> None:
+        def act(domain: libvirt.virDomain) -> bool:
+            action(domain)
+            return True
+
         try:
-            done = await self._on_domain(name, lambda domain: (action(domain), True)[1])
+            done = await self._on_domain(name, act)
         except libvirt.libvirtError as error:
             raise AoeError(f"libvirt could not {verb} {name}: {error.get_error_message()}") from None
         if done is None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -82,6 +84,9 @@ def test_a_qemu_pid_is_trusted_only_while_its_process_names_the_guest(tmp_path) 
         [sys.executable, "-c", "import time; time.sleep(60)", "-name", f"guest={GUEST},debug-threads=on"]
     )
     try:
+        cmdline = Path(f"/proc/{fake_qemu.pid}/cmdline")
+        while f"guest={GUEST}".encode() not in cmdline.read_bytes():  # until it has exec'd
+            time.sleep(0.01)
         (tmp_path / f"{GUEST}.pid").write_text(f"{fake_qemu.pid}\n")
         (tmp_path / "aoe-m-beta.pid").write_text(f"{fake_qemu.pid}\n")  # stale: that pid runs another guest
         assert qemu_pid(GUEST, tmp_path) == fake_qemu.pid

@@ -4,7 +4,10 @@ An arena's own scripted plan comes first: `adapters/NAME.toml` in the arena
 folder runs as `python -m aoe_tui.agents.scripted --plan FILE` (the arena
 folder is looked at first, as for verifiers, so an arena carries its oracle).
 Built-in scripted builders run as `python -m aoe_tui.agents.scripted NAME`
-(a separate process, the same path as any external harness). Any other name
+(a separate process, the same path as any external harness). The real
+third-party harnesses (`claude-code`, `codex`, `opencode`, `gemini-cli`,
+`mini-swe-agent`) run as `python -m aoe_tui.agents.harnesses NAME`, which runs
+the harness inside the agent's guest from the harness bundle. Any other name
 resolves to an executable `aoe-adapter-NAME` on PATH, so a third-party
 harness competes by installing one program. The sha256 of what runs is
 recorded in match.json provenance.
@@ -18,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from aoe_tui.agents.harnesses import HARNESS_MODULES, RECIPE
 from aoe_tui.agents.scripted.plans import PLANS
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import ID_PATTERN
@@ -28,7 +32,11 @@ _SCRIPTED_DIR = Path(__file__).resolve().parent / "scripted"
 # Built-in model harnesses: adapter name -> package run with `python -m`.
 HARNESSES = {"openai": "aoe_tui.agents.openai_harness"}
 # The wire protocols (wire.protocols) each model harness needs its provider to serve, checked before any guest boots.
-HARNESS_PROTOCOLS = {"openai": ("openai-chat",)}
+HARNESS_PROTOCOLS = {
+    "openai": ("openai-chat",),
+    **{adapter_id: (harness.protocol,) for adapter_id, harness in HARNESS_MODULES.items()},
+}
+_GUEST_HARNESS_DIR = Path(__file__).resolve().parent / "harnesses"
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,12 @@ class Adapter:
 
 
 def builtin_adapters() -> list[str]:
-    return [*PLANS, *HARNESSES]
+    return [*PLANS, *HARNESSES, *HARNESS_MODULES]
+
+
+def runs_in_guest(name: str) -> bool:
+    """A real harness, run inside its guest from the harness bundle (which the guest then needs attached)."""
+    return name in HARNESS_MODULES
 
 
 def arena_plan(name: str, arena_dir: Path) -> Path | None:
@@ -67,6 +80,11 @@ def resolve_adapter(name: str, arena_dir: Path | None = None) -> Adapter:
     if name in HARNESSES:
         package = Path(__file__).resolve().parent / HARNESSES[name].rsplit(".", 1)[1]
         return Adapter(name, (sys.executable, "-m", HARNESSES[name]), tuple(sorted(package.glob("*.py"))), builtin=True)
+    if name in HARNESS_MODULES:
+        module = _GUEST_HARNESS_DIR / f"{name.replace('-', '_')}.py"
+        shared = [_GUEST_HARNESS_DIR / part for part in ("base.py", "runner.py", "bundle.py")]
+        command = (sys.executable, "-m", "aoe_tui.agents.harnesses", name)
+        return Adapter(name, command, (module, *shared, RECIPE), builtin=True)
     executable = shutil.which(EXTERNAL_PREFIX + name)
     if executable is None:
         raise AoeError(

@@ -118,7 +118,7 @@ def validate(args: argparse.Namespace) -> int:
     manifest, problems = checked_manifest(Path(args.manifest), args.agents)
     # Whether each agent's adapter can reach its model (providers.toml, AOE_OPENAI_BASE_URL): the run refuses the same.
     agents_file = Path(args.agents if args.agents is not None else args.manifest)
-    reach = provider_problems(manifest) if manifest is not None else []
+    reach = provider_problems(manifest, arena_dir=Path(args.manifest).parent) if manifest is not None else []
     if args.json:
         _print_json(
             {

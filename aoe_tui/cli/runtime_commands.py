@@ -17,6 +17,8 @@ from aoe_tui.cli.options import add_uri_option
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.doctor import is_ready, report_json, run_doctor
 from aoe_tui.runtime.host_doctor import check_hosts
+from aoe_tui.agents.harnesses import RECIPE
+from aoe_tui.agents.harnesses.bundle import build_bundle
 from aoe_tui.runtime.image import build_image
 from aoe_tui.runtime.image_layer import LAYERS, build_layer
 from aoe_tui.runtime.manual_vm import MANUAL_BASE_PORT, vm_down, vm_ssh_argv, vm_up
@@ -26,6 +28,12 @@ _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
 
 def image_build_command(args: argparse.Namespace) -> int:
+    if args.harnesses:
+        bundle = build_bundle(RECIPE, force=args.force, progress=lambda line: print(line, flush=True))
+        print(f"harness bundle {bundle.recipe_hash}: {bundle.image} ({bundle.size_bytes / 2**20:.0f} MiB of harnesses)")
+        for adapter_id, spec in bundle.versions.items():
+            print(f"  {adapter_id}: {spec}")
+        return 0
     if args.layer is not None:
         info = build_layer(LAYERS[args.layer], force=args.force, progress=lambda line: print(line, flush=True))
     else:
@@ -90,6 +98,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--layer",
         choices=sorted(LAYERS),
         help="build an arena's image layer (its packages baked on top of the base image) instead of the base",
+    )
+    build.add_argument(
+        "--harnesses",
+        action="store_true",
+        help="build the harness bundle instead: the real harnesses of the recipe, by exact version, as a read-only "
+        "disk for their guests (also built on first use)",
     )
     build.set_defaults(handler=image_build_command)
 

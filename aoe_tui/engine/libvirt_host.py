@@ -14,6 +14,9 @@ import secrets
 from collections.abc import Callable
 
 from aoe_tui.agents import protocol as p
+from aoe_tui.agents.harnesses import RECIPE
+from aoe_tui.agents.harnesses.bundle import build_bundle
+from aoe_tui.agents.registry import runs_in_guest
 from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
@@ -28,6 +31,12 @@ from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpe
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
 from aoe_tui.store.match_layout import MatchLayout
+
+
+# A real harness runs inside its agent's guest, beside the agent's service: its guest gets this much memory on
+# top of its class (measured in the guest by benchmarks/harness_start.py: the native harnesses peak at 180-420 MB,
+# Gemini CLI's Node more), so the service the player builds has its class's memory whichever harness plays.
+HARNESS_MEMORY_MIB = 1024
 
 
 class LibvirtTerritory:
@@ -86,6 +95,17 @@ def match_id_for(match_dir: MatchDirectory) -> str:
     return f"{slug}-{secrets.token_hex(3)}"
 
 
+def told_on_loop(recorder: MatchRecorder, stage: str) -> Callable[[str], None]:
+    """Progress of a build running in a worker thread (the image, the harness bundle), told on the loop, where the
+    recorder and its subscribers live."""
+    loop = asyncio.get_running_loop()
+
+    def tell(line: str) -> None:
+        loop.call_soon_threadsafe(recorder.progress, stage, line)
+
+    return tell
+
+
 HostLost = Callable[[str], None]
 InfrastructureLost = Callable[[str, str], object]
 
@@ -121,25 +141,27 @@ class LibvirtProvider:
         self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
     ) -> tuple[dict[str, TerritoryHost], list[str]]:
         recorder.progress("image", "checking the guest image")
-        loop = asyncio.get_running_loop()
-
-        def building(line: str) -> None:  # from the build's thread: the recorder and its subscribers live on the loop
-            loop.call_soon_threadsafe(recorder.progress, "image", line)
-
         image_names = {t.image for t in manifest.territories}
-        image = await asyncio.to_thread(ensure_image, image_names, building)
+        image = await asyncio.to_thread(ensure_image, image_names, told_on_loop(recorder, "image"))
         layer = layer_for(image_names)
         self._watch_remote()
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None
+        in_guest = {agent.territory for agent in manifest.agents if runs_in_guest(agent.adapter)}
+        bundle = None
+        if in_guest:
+            recorder.progress("harnesses", "checking the harness bundle")
+            bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, told_on_loop(recorder, "harnesses"))).image
+            recorder.progress("harnesses", f"harness bundle ready: {bundle}")
         specs = [
             TerritorySpec(
                 t.id,
                 manifest.territory_class(t.id).resources.vcpus,
-                manifest.territory_class(t.id).resources.memory_mib,
+                manifest.territory_class(t.id).resources.memory_mib + (HARNESS_MEMORY_MIB if t.id in in_guest else 0),
                 self.uri,
                 disk_mib=manifest.territory_class(t.id).resources.disk_mib,
                 arena_octet=segment.octet(t.id) if segment is not None else None,
+                harness_bundle=bundle if t.id in in_guest else None,
             )
             for t in manifest.territories
         ]

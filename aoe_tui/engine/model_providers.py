@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from aoe_tui.agents.providers import ProviderConfig, resolve_provider
-from aoe_tui.agents.registry import HARNESS_PROTOCOLS
+from aoe_tui.agents.registry import HARNESS_PROTOCOLS, resolve_adapter
 from aoe_tui.agents.wire.protocols import PROTOCOLS
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import AgentSpec, Manifest
@@ -36,11 +37,16 @@ def agent_provider(agent: AgentSpec, env: Mapping[str, str]) -> ProviderConfig |
     return provider
 
 
-def provider_problems(manifest: Manifest, env: Mapping[str, str] = os.environ) -> list[str]:
-    """Every agent whose adapter cannot reach its model (what `aoe validate` and the runner refuse)."""
+def provider_problems(
+    manifest: Manifest, env: Mapping[str, str] = os.environ, arena_dir: Path | None = None
+) -> list[str]:
+    """Every agent whose adapter is unknown (when the arena's folder is given: its own plans count) or cannot
+    reach its model (what `aoe validate` and the runner refuse)."""
     problems = []
     for agent in manifest.agents:
         try:
+            if arena_dir is not None:
+                resolve_adapter(agent.adapter, arena_dir)
             agent_provider(agent, env)
         except AoeError as error:
             problems.append(str(error))

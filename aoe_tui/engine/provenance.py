@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aoe_tui import __version__
+from aoe_tui.agents.harnesses import harness_spec
 from aoe_tui.agents.registry import resolve_adapter
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.instructions import brief_files, player_brief
@@ -89,6 +90,12 @@ def compatibility_key(
     return sha256_bytes(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode())
 
 
+def harness_versions(manifest: Manifest) -> dict[str, dict[str, str]]:
+    """`harness_versions`: each real harness raced, as package@version (left out when none was, as before)."""
+    versions = {a.adapter: spec for a in manifest.agents if (spec := harness_spec(a.adapter)) is not None}
+    return {"harness_versions": versions} if versions else {}
+
+
 def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
     manifest_path = Path(manifest_path)
     briefs = brief_files(manifest, manifest_path)
@@ -110,5 +117,6 @@ def provenance(manifest: Manifest, manifest_path: Path) -> dict[str, Any]:
             a.adapter: resolve_adapter(a.adapter, manifest_path.resolve().parent).sha256() for a in manifest.agents
         },
         **setup,
+        **harness_versions(manifest),
         "compatibility_key": compatibility_key(manifest, brief, verifiers, setup.get("provisioning_sha256")),
     }

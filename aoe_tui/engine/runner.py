@@ -64,7 +64,9 @@ class MatchRunner(Stoppable):
         self.manifest: Manifest = manifest if manifest is not None else load_manifest(self.manifest_path)
         if self.manifest.build is None and self.manifest.arena.mode != "conquest":
             raise AoeError(f"{manifest_path}: arena mode {self.manifest.arena.mode} cannot be run here (no [build])")
-        if problems := provider_problems(self.manifest):  # before anything is written or booted
+        if problems := provider_problems(
+            self.manifest, arena_dir=self.manifest_path.parent
+        ):  # before anything is written or booted
             raise AoeError(problems[0])
         self.match_dir = MatchDirectory(output)
         self.provider = provider

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
+import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -61,6 +63,7 @@ async def run_doctor(
         _virtlogd(),
         image_check(),
         await asyncio.to_thread(accel_check),
+        await asyncio.to_thread(harness_cpu_check),
         _ports(base_port, territories),
     ]
     checks.extend(await _libvirt(uri, clean))
@@ -113,6 +116,46 @@ def accel_check() -> Check:
         f"TCG software emulation, guests boot slowly: {choice.reason}",
         "nothing to do; AOE_ACCEL=kvm forces KVM once it works",
     )
+
+
+def harness_cpu_check() -> Check:
+    """Whether harness guests get AVX2, which the real harnesses' native binaries need: under KVM the host's CPU
+    must have it; under TCG, QEMU emulates it from 7.2 on (a harness guest gets the `maximum` CPU model)."""
+    info = cached_image()
+    try:
+        choice = choose_accel(info.kernel if info else None)
+    except AoeError as error:
+        return Check("harness CPU", "warn", str(error), "see the accelerator check")
+    if choice.accel == "kvm":
+        try:
+            flags = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            flags = ""
+        if " avx2" in flags:
+            return _ok("harness CPU", "KVM: the host CPU has AVX2 (harness guests pass it through)")
+        return Check(
+            "harness CPU", "warn", "KVM host CPU without AVX2: the native harnesses will not start", "AOE_ACCEL=tcg"
+        )
+    version = qemu_version()
+    if version is not None and version >= (7, 2):
+        detail = f"TCG: QEMU {'.'.join(map(str, version))} emulates AVX2 (harness guests get CPU model `maximum`)"
+        return _ok("harness CPU", detail)
+    return Check(
+        "harness CPU",
+        "warn",
+        f"TCG with QEMU {'.'.join(map(str, version or ())) or 'of unknown version'}: no AVX2 before 7.2, "
+        "so Claude Code, Codex and opencode will not start in a guest",
+        "install QEMU 7.2 or later",
+    )
+
+
+def qemu_version() -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"version (\d+)\.(\d+)", out)
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def _ports(base_port: int | None, territories: int) -> Check:

@@ -41,6 +41,7 @@ QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
 OWNER_NS = "https://aoe-tui.invalid/owner/1"
 OWNER_KIND_MATCH = "match"
 OWNER_KIND_MANUAL = "manual"
+HARNESS_DISK_SERIAL = "aoe-harnesses"  # the harness bundle's disk: /dev/disk/by-id/virtio-aoe-harnesses
 ET.register_namespace("qemu", QEMU_NS)
 
 
@@ -96,6 +97,9 @@ class DomainSpec:
     forward_address: str = LOOPBACK  # the hypervisor's loopback address its SSH and service forwards bind to
     unprivileged_qemu: bool = False
     arena_nic: ArenaNic | None = None
+    # The harness bundle (agents.harnesses.bundle): attached read-only, and the guest given every CPU feature the
+    # emulator has (the harnesses' native binaries need AVX2, which TCG's default CPU model lacks).
+    harness_bundle: PurePath | None = None
 
     def kernel_cmdline(self) -> str:
         return f"console=ttyS0 root=/dev/vda rw net.ifnames=0 systemd.hostname={self.territory_id}"
@@ -125,6 +129,8 @@ def render_domain_xml(spec: DomainSpec) -> str:
         owner.set("started", str(spec.owner_started))
     _text(domain, "memory", str(spec.memory_mib), unit="MiB")
     _text(domain, "vcpu", str(spec.vcpus))
+    if spec.harness_bundle is not None:
+        ET.SubElement(domain, "cpu", mode="maximum" if spec.domain_type == "qemu" else "host-passthrough")
     oem = ET.SubElement(ET.SubElement(domain, "sysinfo", type="smbios"), "oemStrings")
     _text(oem, "entry", f"io.systemd.credential:ssh.authorized_keys.root={spec.authorized_key}")
     os_element = ET.SubElement(domain, "os")
@@ -167,6 +173,13 @@ def _devices(devices: ET.Element, spec: DomainSpec) -> None:
                 ET.SubElement(source, "seclabel", model="dac", relabel="no")
         ET.SubElement(parent, "backingStore")
     ET.SubElement(disk, "target", dev="vda", bus="virtio")
+    if spec.harness_bundle is not None:
+        bundle = ET.SubElement(devices, "disk", type="file", device="disk")
+        ET.SubElement(bundle, "driver", name="qemu", type="raw")
+        ET.SubElement(bundle, "source", file=str(spec.harness_bundle))
+        ET.SubElement(bundle, "target", dev="vdb", bus="virtio")
+        ET.SubElement(bundle, "readonly")
+        _text(bundle, "serial", HARNESS_DISK_SERIAL)
     serial = ET.SubElement(devices, "serial", type="pty")
     ET.SubElement(serial, "log", file=str(spec.console_log), append="on")
     ET.SubElement(serial, "target", port="0")

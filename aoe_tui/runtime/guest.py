@@ -63,6 +63,7 @@ class TerritoryConfig:
     disk_mib: int | None = None  # the guest's disk; never smaller than the image (None: the image's size)
     unprivileged_qemu: bool = False  # see runtime.qemu_user: the image must then be staged where it can reach it
     arena_nic: ArenaNic | None = None  # a second NIC on the match's arena segment (domain_xml)
+    harness_bundle: Path | None = None  # the real harnesses' read-only disk, for a harness agent's guest
 
     @property
     def name(self) -> str:
@@ -142,6 +143,7 @@ class TerritoryVM:
             forward_address=self.site.forward_address,
             unprivileged_qemu=c.unprivileged_qemu,
             arena_nic=c.arena_nic,
+            harness_bundle=c.harness_bundle,
         )
 
     async def boot(self) -> None:

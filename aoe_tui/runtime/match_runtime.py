@@ -48,6 +48,7 @@ class TerritorySpec:
     guest_service_port: int = GUEST_SERVICE_PORT
     disk_mib: int | None = None  # the class's resources.disk_mib; never below the image's size
     arena_octet: int | None = None  # on the match's arena segment as <cidr>.<octet>, MAC 52:54:00:77:00:<octet>
+    harness_bundle: Path | None = None  # a real harness runs in this guest: its bundle's disk, attached read-only
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class MatchRuntime:
                 disk_mib=spec.disk_mib,
                 unprivileged_qemu=self.qemu_user.unprivileged,
                 arena_nic=self._arena_nic(spec),
+                harness_bundle=spec.harness_bundle,
             )
             keys = self.keys[spec.territory_id] = MatchKeys.for_territory(
                 layout.ssh_directory(spec.territory_id), self.match_id, spec.territory_id
@@ -170,6 +172,8 @@ class MatchRuntime:
         not eligible (another host or URI, an arena NIC), or the template could not be made. `image` is the built
         image in the cache, not a match's staged link to it: the template outlives the match."""
         if not self.warm_start or self.remote is not None or spec.uri != DEFAULT_URI or spec.arena_octet is not None:
+            return None
+        if spec.harness_bundle is not None:  # another CPU model and a second disk: not the template's machine
             return None
         hypervisor = self._hypervisors[spec.uri]
         disk_mib = max(config.disk_mib or 0, image_mib(image))

@@ -60,6 +60,7 @@ class AgentInfo:
     model: str | None
     adapter: str | None
     reasoning_effort: str | None
+    adapter_version: str | None = None  # a real harness's package@version (provenance `harness_versions`)
 
 
 @dataclass
@@ -247,7 +248,7 @@ def match_from_document(path: Path, data: dict[str, Any]) -> SavedMatch:
         events=events,
         world=world,
         recorded_world=recorded,
-        agents=_agents_from(manifest, world),
+        agents=_agents_from(manifest, world, data.get("provenance")),
         transcripts=_per_agent(data, "transcripts", path, lambda value, where: _model(Transcript, value, where)),
         live_tool_traces=_per_agent(
             data,
@@ -288,11 +289,17 @@ def _visual(manifest: Manifest | None) -> Visualization | None:
     return manifest.visualization if manifest is not None else None
 
 
-def _agents_from(manifest: Manifest | None, world: World) -> dict[str, AgentInfo]:
+def _agents_from(
+    manifest: Manifest | None, world: World, provenance: dict[str, Any] | None = None
+) -> dict[str, AgentInfo]:
     agents: dict[str, AgentInfo] = {}
+    versions = (provenance or {}).get("harness_versions") or {}
     if manifest is not None:
         for spec in manifest.agents:
-            agents[spec.id] = AgentInfo(spec.id, spec.territory, spec.model, spec.adapter, spec.reasoning_effort)
+            version = versions.get(spec.adapter) if isinstance(versions, dict) else None
+            agents[spec.id] = AgentInfo(
+                spec.id, spec.territory, spec.model, spec.adapter, spec.reasoning_effort, _text_or_none(version)
+            )
     for agent_id, state in world.agents.items():
         agents.setdefault(agent_id, AgentInfo(agent_id, state.territory, state.model, None, None))
     for territory_id, territory in world.territories.items():
@@ -345,7 +352,7 @@ def _load_directory(
         events=events,
         world=world,
         recorded_world=recorded,
-        agents=_agents_from(manifest, world),
+        agents=_agents_from(manifest, world, provenance),
         provenance=provenance,
         visualization=_visual(manifest),
         directory=directory,
@@ -408,3 +415,7 @@ def _load_agent_files(match: SavedMatch, agent_id: str, files: AgentPaths) -> No
     trace = load(files.tool_trace, _read_tool_trace)
     if trace is not None:
         match.live_tool_traces[agent_id] = trace
+
+
+def _text_or_none(value: object) -> str | None:
+    return value[:200] if isinstance(value, str) else None

@@ -80,3 +80,41 @@ def test_run_refuses_a_model_without_a_provider_in_one_line_before_any_guest_boo
         f"AOE_OPENAI_BASE_URL (and AOE_OPENAI_API_KEY) or add a provider to {tmp_path / 'none.toml'}"
     ]
     assert not (tmp_path / "match").exists()
+
+
+EXHIBITION = PROJECT / "arenas" / "first-build" / "fleets" / "harness-exhibition.toml"
+
+
+def exhibition_provider(tmp_path, monkeypatch, families: tuple[str, ...]) -> None:
+    no_provider(monkeypatch, tmp_path)
+    urls = "".join(f'{family}_base_url = "http://127.0.0.1:11434/{family}"\n' for family in families)
+    (tmp_path / "providers.toml").write_text(f'[providers.local]\n{urls}models = ["z-ai/glm-5.2"]\n')
+    monkeypatch.setenv("AOE_PROVIDERS_FILE", str(tmp_path / "providers.toml"))
+
+
+def test_the_harness_exhibition_validates_when_its_provider_speaks_each_harness_protocol(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    exhibition_provider(tmp_path, monkeypatch, ("openai", "anthropic"))
+    assert main(["validate", str(ARENA), "--agents", str(EXHIBITION)]) == 0
+    adapters = {a.adapter for a in real_runner(*_run_args(tmp_path)).manifest.agents}
+    assert adapters == {"claude-code", "codex", "opencode"}
+
+
+def _run_args(tmp_path):
+    args = build_parser().parse_args(["run", str(ARENA), "--agents", str(EXHIBITION), "--output", str(tmp_path / "m")])
+    return args, args.manifest
+
+
+def test_validate_names_a_harness_whose_provider_lacks_its_protocol_and_an_unknown_harness(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    exhibition_provider(tmp_path, monkeypatch, ("openai",))
+    fleet = tmp_path / "fleet.toml"
+    fleet.write_text(EXHIBITION.read_text().replace('adapter = "opencode"', 'adapter = "open-code"'))
+    assert main(["validate", str(ARENA), "--agents", str(fleet)]) == 1
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "agent claude-code" in text and "anthropic_base_url" in text and "anthropic-messages" in text
+    assert "open-code" in text
+    assert "Traceback" not in text

@@ -121,3 +121,16 @@ def test_a_warm_start_has_its_template_disk_between_its_overlay_and_the_base() -
     assert (base.find("format").get("type"), base.find("source").get("file")) == ("raw", "/m/image/base.raw")
     assert base.find("source/seclabel").get("relabel") == "no"
     assert len(base.find("backingStore")) == 0
+
+
+def test_a_harness_guest_gets_the_bundle_read_only_and_every_cpu_feature_under_tcg() -> None:
+    plain = ET.fromstring(render_domain_xml(_spec()))
+    assert plain.find("cpu") is None and len(plain.findall("devices/disk")) == 1
+    root = ET.fromstring(render_domain_xml(_spec(harness_bundle=Path("/cache/harnesses/abc/bundle.ext4"))))
+    assert root.find("cpu").get("mode") == "maximum"  # AVX2 for the native binaries: TCG's default model lacks it
+    bundle = root.findall("devices/disk")[1]
+    assert bundle.find("source").get("file") == "/cache/harnesses/abc/bundle.ext4"
+    assert bundle.find("readonly") is not None and bundle.find("target").get("dev") == "vdb"
+    assert bundle.findtext("serial") == "aoe-harnesses" and bundle.find("driver").get("type") == "raw"
+    kvm = ET.fromstring(render_domain_xml(_spec(domain_type="kvm", harness_bundle=Path("/b.ext4"))))
+    assert kvm.find("cpu").get("mode") == "host-passthrough"

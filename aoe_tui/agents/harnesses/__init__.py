@@ -19,4 +19,11 @@ HARNESS_MODULES: dict[str, Harness] = {
 }
 RECIPE = Path(__file__).resolve().parent / "recipe.toml"
 
-__all__ = ["HARNESS_MODULES", "RECIPE", "Harness"]
+
+def harness_spec(adapter: str | None) -> str | None:
+    """package@version of a real harness (None for any other adapter)."""
+    harness = HARNESS_MODULES.get(adapter or "")
+    return harness.spec if harness is not None else None
+
+
+__all__ = ["HARNESS_MODULES", "RECIPE", "Harness", "harness_spec"]

@@ -27,6 +27,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 
+from aoe_tui.agents.harnesses import harness_spec
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.world import World
@@ -71,7 +72,10 @@ def live_match(runner: MatchRunner, events: list[EventBase]) -> SavedMatch:
         events=list(events),
         world=World(),
         recorded_world=None,
-        agents={a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort) for a in manifest.agents},
+        agents={
+            a.id: AgentInfo(a.id, a.territory, a.model, a.adapter, a.reasoning_effort, harness_spec(a.adapter))
+            for a in manifest.agents
+        },
         provenance=provenance(manifest, runner.manifest_path),
         visualization=manifest.visualization,
         directory=runner.match_dir.root,

@@ -218,6 +218,7 @@ class TerritoryPane(Framed):
             Content.assemble(
                 "harness ",
                 show.or_unavailable(agent.adapter if agent else None),
+                f" ({agent.adapter_version})" if agent and agent.adapter_version else "",
                 " · reasoning ",
                 show.or_unavailable(agent.reasoning_effort if agent else None),
             ),

@@ -1,0 +1,315 @@
+"""A real harness raced in its own guest: the adapter process `python -m aoe_tui.agents.harnesses ADAPTER`.
+
+The referee starts this like any adapter (confined, with the agent's SSH key
+for its one guest and its gateway token, docs/adapters.md). It
+
+- mounts the harness bundle (the read-only disk the referee attached) at
+  `bundle.GUEST_MOUNT`, opens the reverse forward that makes the agent's gateway
+  port answer on the guest's own 127.0.0.1 (the only way the harness reaches a
+  model: the guest has no route out), and writes the harness's configuration
+  files under its own HOME in the guest;
+- runs the harness there as root, over this SSH connection, in a clean
+  environment that holds the gateway token and nothing else secret, on the
+  arena's brief verbatim;
+- reads its native event stream as it comes (`Harness.parser`) into the live
+  `tool_trace.jsonl`, keeps the stream itself (bounded) as `harness_stream.jsonl`,
+  and writes the transcript, `usage.json` (the harness's own count: the gateway's
+  is the one charged) and `result.json`.
+
+Who is to blame for an ending: a harness that does not start, crashes before
+its first event or leaves no record is the harness's failure; a run that went on
+and ended without a tool call, with the harness's own error, or refused by the
+budget is the player's; a session cut by the guest going away (the referee's
+reboot) is `interrupted`, which the referee attributes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import asyncssh
+
+from aoe_tui.agents.harnesses import HARNESS_MODULES
+from aoe_tui.agents.harnesses.base import MAX_DOCUMENT_BYTES, Harness, HarnessContext, HarnessReport, error_line
+from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT
+from aoe_tui.agents.openai_harness.main import KeyFiles
+from aoe_tui.agents.openai_harness.outputs import Outcome, RunOutputs, write_result
+from aoe_tui.agents.openai_harness.scrub import Scrubber
+from aoe_tui.agents.openai_harness.settings import HarnessSettings
+from aoe_tui.agents.openai_harness.usage import UsageTotals
+from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.secret_patterns import environment_secrets
+from aoe_tui.runtime.domain_xml import HARNESS_DISK_SERIAL
+from aoe_tui.runtime.ssh import GuestSSH, kill_session_command, wrap_in_session
+
+GUEST_HOME = "/root/.aoe-harness"  # the harness's HOME: its configuration files and its own session records
+GUEST_WORKDIR = "/root/arena"  # where it starts
+GUEST_PATH = f"{GUEST_MOUNT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+STREAM_FILE = "harness_stream.jsonl"  # its native event stream, as it came (bounded), beside result.json
+MAX_STREAM_BYTES = 64 * 1024 * 1024
+STDERR_KEEP = 64 * 1024
+PREPARE_TIMEOUT_S = 60.0
+NOT_STARTED_EXITS = (126, 127)  # the shell's "cannot execute" and "not found"
+
+
+@dataclass
+class HarnessRun:
+    """What one run of the harness in its guest left: its exit, its stderr's tail, whether its stream said anything."""
+
+    exit_status: int | None = None
+    stderr_tail: bytes = b""
+    stream_bytes: int = 0
+    cut: bool = False  # the SSH connection went away under it (the guest rebooted or vanished)
+
+
+class GuestHarness:
+    def __init__(self, harness: Harness, settings: HarnessSettings, ssh: GuestSSH, outputs: RunOutputs) -> None:
+        self.harness = harness
+        self.settings = settings
+        self.ssh = ssh
+        self.outputs = outputs
+        self.parser = harness.parser()
+        self._started = time.monotonic()
+        self._stream_path = settings.result_file.parent / STREAM_FILE
+        self._token: str | None = None
+
+    def context(self, prompt: str, guest_port: int) -> HarnessContext:
+        assert self.settings.gateway_token is not None
+        return HarnessContext(
+            prompt=prompt,
+            model=self.settings.model,
+            gateway_url=f"http://127.0.0.1:{guest_port}",
+            gateway_token=self.settings.gateway_token,
+            home=f"{GUEST_HOME}/{self.harness.adapter_id}",
+            workdir=GUEST_WORKDIR,
+        )
+
+    async def prepare(self, ctx: HarnessContext, host_port: int) -> None:
+        """The bundle mounted, the gateway's forward open, the configuration written."""
+        device = f"/dev/disk/by-id/virtio-{HARNESS_DISK_SERIAL}"
+        mount = (
+            f"mkdir -p {GUEST_MOUNT} && {{ mountpoint -q {GUEST_MOUNT} || mount -o ro {device} {GUEST_MOUNT} "
+            f"|| mount -o ro LABEL={HARNESS_DISK_SERIAL} {GUEST_MOUNT}; }}"
+        )
+        result = await self.ssh.run(mount, PREPARE_TIMEOUT_S)
+        if result.exit_status != 0:
+            raise HarnessNotStarted(
+                f"the harness bundle is not attached to this guest ({GUEST_MOUNT}): "
+                f"{error_line(result.stderr) or f'mount exit {result.exit_status}'}"
+            )
+        await self.ssh.forward_to_host(int(ctx.gateway_url.rsplit(":", 1)[1]), host_port)
+        await self.ssh.run(f"mkdir -p {shlex.quote(ctx.home)} {shlex.quote(ctx.workdir)}", PREPARE_TIMEOUT_S)
+        for config in self.harness.files(ctx):
+            await self.ssh.write_file(config.path, config.text.encode(), config.mode, PREPARE_TIMEOUT_S)
+
+    def command(self, ctx: HarnessContext) -> str:
+        environment = {"PATH": GUEST_PATH, "LANG": "C.UTF-8", "TERM": "dumb", **self.harness.env(ctx)}
+        assignments = " ".join(shlex.quote(f"{name}={value}") for name, value in environment.items())
+        argv = " ".join(shlex.quote(part) for part in self.harness.argv(ctx))
+        return f"cd {shlex.quote(ctx.workdir)} && exec env -i {assignments} {argv} </dev/null"
+
+    async def run(self, ctx: HarnessContext) -> HarnessRun:
+        """Run it to its end (or the connection's), feeding its stream to the parser and the live trace."""
+        outcome = HarnessRun()
+        stderr = bytearray()
+        connection = await self.ssh.connect()
+        self._token = uuid.uuid4().hex
+        process = await connection.create_process(wrap_in_session(self.command(ctx), self._token), encoding=None)
+        process.stdin.write_eof()
+
+        async def drain_stderr() -> None:
+            while chunk := await process.stderr.read(65536):
+                stderr.extend(chunk)
+                del stderr[:-STDERR_KEEP]
+
+        errors = asyncio.ensure_future(drain_stderr())
+        try:
+            with open(self._stream_path, "ab") as stream:
+                while chunk := await process.stdout.read(65536):
+                    if outcome.stream_bytes + len(chunk) <= MAX_STREAM_BYTES:
+                        stream.write(chunk)
+                        stream.flush()
+                    outcome.stream_bytes += len(chunk)
+                    for entry in self.parser.feed(chunk, self.elapsed_ms()):
+                        self.outputs.tool_call(entry.model_dump(exclude_none=True))
+            await errors
+            await process.wait_closed()
+            outcome.exit_status = process.returncode
+        except (OSError, asyncssh.Error):
+            outcome.cut = True
+            self.ssh.drop()
+        finally:
+            errors.cancel()
+            process.close()
+        outcome.stderr_tail = bytes(stderr)
+        self._token = None
+        return outcome
+
+    async def read_trajectory(self, ctx: HarnessContext) -> None:
+        """A harness whose record is a file (mini-swe-agent's trajectory): read it once the run ended."""
+        if self.harness.trajectory is None:
+            return
+        path = f"{ctx.home}/{self.harness.trajectory}"
+        result = await self.ssh.run(f"head -c {MAX_DOCUMENT_BYTES} {shlex.quote(path)}", PREPARE_TIMEOUT_S)
+        if result.exit_status == 0:
+            for entry in self.parser.feed(result.stdout.encode()):
+                self.outputs.tool_call(entry.model_dump(exclude_none=True))
+
+    async def stop(self) -> None:
+        """Kill what runs in the guest (the referee's SIGTERM at the end of the match)."""
+        if self._token is not None and self.ssh.connected:
+            try:
+                connection = await self.ssh.connect(5)
+                await asyncio.wait_for(connection.run(kill_session_command(self._token), check=False), 10)
+            except (OSError, asyncssh.Error, AoeError, TimeoutError):
+                pass
+
+    def elapsed_ms(self) -> int:
+        return int((time.monotonic() - self._started) * 1000)
+
+
+class HarnessNotStarted(AoeError):
+    """The harness could not be set up or started in its guest: its own failure, never the player's."""
+
+
+def judge(harness: Harness, run: HarnessRun, report: HarnessReport) -> Outcome:
+    """The run's ending, blamed on who caused it (module docstring)."""
+    last = report.last_error or error_line(run.stderr_tail.decode("utf-8", errors="replace"))
+    name = harness.adapter_id
+    if run.cut:
+        return Outcome("interrupted", f"{name}: the session was cut (the guest went away under it)", "arena")
+    if run.exit_status in NOT_STARTED_EXITS or (
+        run.stream_bytes == 0 and harness.trajectory is None and run.exit_status
+    ):
+        return Outcome("harness_error", f"{name} did not start: {last or f'exit {run.exit_status}'}", "harness")
+    if last is not None and ("402" in last or "budget" in last.lower()):
+        return Outcome("budget_exceeded", f"{name}: {last}", "player")
+    if run.exit_status == 0 and report.completed and report.tool_trace:
+        return Outcome("completed", report.result or f"{name} finished", "player")
+    if run.exit_status == 0 and not report.tool_trace and last is None:
+        tail = f": {error_line(report.result)}" if report.result else ""
+        return Outcome("failed", f"{name}: the model never called a tool{tail}", "player")
+    detail = last or (f"exit {run.exit_status}" if run.exit_status else "it ended without saying it finished")
+    return Outcome("failed", f"{name}: {detail}", "player")
+
+
+def reported_usage(report: HarnessReport, tool_calls: int) -> UsageTotals:
+    """usage.json from the harness's own count (the referee charges what the gateway measured)."""
+    usage = report.usage
+    return UsageTotals(
+        rounds=report.model_rounds or 0,
+        tool_calls=tool_calls,
+        input_tokens=usage.input_tokens if usage else None,
+        output_tokens=usage.output_tokens if usage else None,
+        cache_read_tokens=usage.cache_read_tokens if usage else None,
+        cost_usd=float(usage.cost_usd) if usage and usage.cost_usd is not None else None,
+        cost_complete=bool(usage and usage.cost_usd is not None),
+    )
+
+
+def transcript(
+    harness: Harness, settings: HarnessSettings, report: HarnessReport, outcome: Outcome, prompt: str
+) -> dict[str, Any]:
+    usage = report.usage.model_dump(exclude_none=True) if report.usage else {}
+    return {
+        "schema_version": 2,
+        "model": settings.model,
+        "harness": {"adapter": harness.adapter_id, "package": harness.package, "version": harness.version},
+        "session_id": report.session_id,
+        "outcome": {"status": outcome.status, "summary": outcome.summary},
+        "usage": usage,
+        "messages": [{"role": "user", "content": prompt}]
+        + ([{"role": "assistant", "content": [{"type": "text", "text": report.result}]}] if report.result else []),
+        "tool_trace": [entry.model_dump(exclude_none=True) for entry in report.tool_trace],
+        "skipped_stream_lines": report.skipped_lines,
+    }
+
+
+async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping[str, str]) -> int:
+    scrub = Scrubber(environment_secrets(env))
+    if not settings.gateway_url or not settings.gateway_token:
+        outcome = Outcome(
+            "harness_error", f"{harness.adapter_id} runs only behind the match's model gateway", "harness"
+        )
+        write_result(settings, outcome, UsageTotals().result_usage(), scrub, transcript=None)
+        return 0
+    try:
+        prompt = settings.instruction_file.read_text(encoding="utf-8")
+    except OSError as error:
+        outcome = Outcome("harness_error", f"cannot read {settings.instruction_file}: {error.strerror}", "harness")
+        write_result(settings, outcome, UsageTotals().result_usage(), scrub, transcript=None)
+        return 0
+    ssh = GuestSSH(
+        settings.territory_id,
+        settings.host,
+        settings.ssh_port,
+        KeyFiles(settings.ssh_key_file, settings.known_hosts_file),
+        connect_timeout=settings.limits.reconnect_s,
+    )
+    outputs = RunOutputs(settings, scrub)
+    guest = GuestHarness(harness, settings, ssh, outputs)
+    host_port = urlsplit(settings.gateway_url).port or 80
+    ctx = guest.context(prompt, host_port)
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, task.cancel)
+    run = HarnessRun()
+    try:
+        await guest.prepare(ctx, host_port)
+        _log(scrub, f"{harness.adapter_id} {harness.version}: started in {settings.territory_id}")
+        run = await guest.run(ctx)
+        if not run.cut:
+            await guest.read_trajectory(ctx)
+        report = guest.parser.finish()
+        outcome = judge(harness, run, report)
+    except asyncio.CancelledError:
+        await guest.stop()
+        report = guest.parser.finish()
+        outcome = Outcome("interrupted", "stopped by the referee at the end of the match", "controller")
+    except HarnessNotStarted as error:
+        report = guest.parser.finish()
+        outcome = Outcome("harness_error", f"{harness.adapter_id}: {error}", "harness")
+    except AoeError as error:  # SSH to the guest failed before or after the run
+        report = guest.parser.finish()
+        outcome = Outcome(
+            "interrupted" if run.stream_bytes else "harness_error",
+            str(error),
+            "arena" if run.stream_bytes else "harness",
+        )
+    outputs.final(
+        outcome, reported_usage(report, len(report.tool_trace)), transcript(harness, settings, report, outcome, prompt)
+    )
+    _log(scrub, f"{harness.adapter_id}: {outcome.status}: {outcome.summary[:200]}")
+    try:
+        await asyncio.wait_for(ssh.close(), 2)
+    except TimeoutError:
+        pass
+    return 0
+
+
+def _log(scrub: Scrubber, line: str) -> None:
+    print(scrub(f"[harness] {line}"), file=sys.stderr, flush=True)
+
+
+def main(adapter_id: str, env: Mapping[str, str]) -> int:
+    harness = HARNESS_MODULES.get(adapter_id)
+    if harness is None:
+        print(f"unknown harness {adapter_id!r} (known: {', '.join(sorted(HARNESS_MODULES))})", file=sys.stderr)
+        return 2
+    try:
+        settings = HarnessSettings.from_env(env)
+    except AoeError as error:
+        print(Scrubber(environment_secrets(env))(str(error)), file=sys.stderr)
+        return 2
+    return asyncio.run(run_in_guest(harness, settings, env))

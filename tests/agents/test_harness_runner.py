@@ -1,0 +1,144 @@
+"""The real harnesses' adapter, away from guests: its command line, who is blamed for an ending, the bundle's
+recipe and wrappers, the registry's entries. (The runs in guests: tests/agents_real/test_harness_race.py.)"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from aoe_tui.agents.harnesses import HARNESS_MODULES, RECIPE
+from aoe_tui.agents.harnesses.base import HarnessReport
+from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT, RecipeEntry, _write_wrapper, read_recipe, recipe_hash
+from aoe_tui.agents.harnesses.runner import GUEST_PATH, GuestHarness, HarnessRun, judge
+from aoe_tui.agents.openai_harness.settings import HarnessSettings
+from aoe_tui.agents.registry import HARNESS_PROTOCOLS, resolve_adapter, runs_in_guest
+from aoe_tui.domain.transcript import ToolTraceEntry
+
+TOKEN = "aoe-gw-token-of-this-agent"
+
+
+def settings(tmp_path) -> HarnessSettings:
+    env = {
+        "AOE_AGENT_ID": "a1",
+        "AOE_TERRITORY_ID": "builder-one",
+        "AOE_TERRITORY_HOST": "127.0.0.1",
+        "AOE_SSH_PORT": "2222",
+        "AOE_MODEL": "arena-model",
+        "AOE_INSTRUCTION_FILE": str(tmp_path / "brief.md"),
+        "AOE_RESULT_FILE": str(tmp_path / "agents" / "a1" / "result.json"),
+        "AOE_USAGE_FILE": str(tmp_path / "agents" / "a1" / "usage.json"),
+        "AOE_SSH_KEY": str(tmp_path / "key"),
+        "AOE_KNOWN_HOSTS": str(tmp_path / "known_hosts"),
+        "AOE_GATEWAY_URL": "http://127.0.0.1:40123",
+        "AOE_GATEWAY_TOKEN": TOKEN,
+    }
+    return HarnessSettings.from_env(env)
+
+
+@pytest.mark.parametrize("adapter_id", sorted(HARNESS_MODULES))
+def test_the_command_runs_the_bundle_harness_in_a_clean_environment_holding_only_the_token(
+    adapter_id, tmp_path
+) -> None:
+    guest = GuestHarness(HARNESS_MODULES[adapter_id], settings(tmp_path), ssh=None, outputs=None)  # type: ignore[arg-type]
+    ctx = guest.context("Build the service.\nIt's 'quoted' & $(not run)", 40123)
+    assert ctx.gateway_url == "http://127.0.0.1:40123" and ctx.gateway_token == TOKEN
+    command = guest.command(ctx)
+    words = shlex.split(command)
+    env_at = words.index("env")
+    assert words[env_at + 1] == "-i", "the harness starts from an empty environment"
+    assignments = dict(word.split("=", 1) for word in words[env_at + 2 :] if "=" in word and not word.startswith("-"))
+    assert assignments["PATH"] == GUEST_PATH and GUEST_PATH.startswith(f"{GUEST_MOUNT}/bin:")
+    assert "Build the service.\nIt's 'quoted' & $(not run)" in words, "the brief is one argument, verbatim"
+    secrets = [name for name, value in assignments.items() if TOKEN in value]
+    assert secrets, "the gateway token is how the harness reaches its model"
+    assert command.endswith("</dev/null")
+
+
+def report(
+    calls: int = 0, completed: bool = False, error: str | None = None, result: str | None = None
+) -> HarnessReport:
+    trace = [ToolTraceEntry(id=str(n), name="Bash", input={"command": "true"}, output="") for n in range(calls)]
+    return HarnessReport(tool_trace=trace, completed=completed, last_error=error, result=result)
+
+
+CLAUDE = HARNESS_MODULES["claude-code"]
+
+
+def test_a_harness_that_is_not_found_or_crashes_before_saying_anything_is_the_harness_fault() -> None:
+    missing = judge(CLAUDE, HarnessRun(127, b"sh: 1: claude: not found\n", 0), report())
+    assert (missing.status, missing.source) == ("harness_error", "harness")
+    assert missing.summary.endswith("sh: 1: claude: not found")
+    crashed = judge(CLAUDE, HarnessRun(139, b"starting\nSegmentation fault (core dumped)\n", 0), report())
+    assert (crashed.status, crashed.source) == ("harness_error", "harness")
+    assert "Segmentation fault (core dumped)" in crashed.summary
+
+
+def test_a_run_that_never_called_a_tool_is_the_player_failure_with_its_own_words() -> None:
+    outcome = judge(CLAUDE, HarnessRun(0, b"", 900), report(completed=True, result="I would rather describe it."))
+    assert (outcome.status, outcome.source) == ("failed", "player")
+    assert "never called a tool" in outcome.summary and "I would rather describe it." in outcome.summary
+
+
+def test_the_harness_own_last_error_line_is_the_detail_of_a_failed_run() -> None:
+    outcome = judge(CLAUDE, HarnessRun(1, b"noise\n", 900), report(calls=2, error="API Error: 500 upstream exploded"))
+    assert (outcome.status, outcome.source, outcome.summary) == (
+        "failed",
+        "player",
+        "claude-code: API Error: 500 upstream exploded",
+    )
+    budget = judge(CLAUDE, HarnessRun(1, b"", 900), report(calls=2, error="API Error: 402 budget exhausted"))
+    assert (budget.status, budget.source) == ("budget_exceeded", "player")
+
+
+def test_a_finished_run_with_tool_calls_is_completed_and_a_cut_one_interrupted() -> None:
+    done = judge(CLAUDE, HarnessRun(0, b"", 900), report(calls=3, completed=True, result="Deployed."))
+    assert (done.status, done.summary) == ("completed", "Deployed.")
+    cut = judge(CLAUDE, HarnessRun(None, b"", 900, cut=True), report(calls=1))
+    assert cut.status == "interrupted"
+
+
+def test_the_recipe_is_the_registry_and_its_hash_changes_with_it(tmp_path) -> None:
+    entries = read_recipe(RECIPE)
+    assert {e.adapter_id for e in entries} == set(HARNESS_MODULES)
+    for entry in entries:
+        module = HARNESS_MODULES[entry.adapter_id]
+        assert (entry.package, entry.version, entry.protocol, entry.executable) == (
+            module.package,
+            module.version,
+            module.protocol,
+            module.executable,
+        )
+    copy = tmp_path / "recipe.toml"
+    copy.write_bytes(RECIPE.read_bytes())
+    assert recipe_hash(copy) == recipe_hash(RECIPE)
+    copy.write_text(RECIPE.read_text().replace('version = "2.1.332"', 'version = "2.1.333"'))
+    assert recipe_hash(copy) != recipe_hash(RECIPE)
+
+
+def test_a_recipe_with_a_typo_is_one_line_naming_the_harness(tmp_path) -> None:
+    bad = tmp_path / "recipe.toml"
+    bad.write_text('[harnesses.codex]\nregistry = "npm"\npackage = "@openai/codex"\nversoin = "1"\n')
+    with pytest.raises(Exception, match=r"harnesses\.codex") as error:
+        read_recipe(bad)
+    assert "\n" not in str(error.value)
+
+
+def test_wrappers_run_each_harness_from_the_mount_with_its_runtime(tmp_path) -> None:
+    npm = RecipeEntry("codex", "npm", "@openai/codex", "0.171.0", "openai-responses", "codex")
+    _write_wrapper(npm, tmp_path / "codex")
+    text = (tmp_path / "codex").read_text()
+    assert f"{GUEST_MOUNT}/node/bin" in text and f'exec "{GUEST_MOUNT}/npm/codex/node_modules/.bin/codex" "$@"' in text
+    pypi = RecipeEntry("mini-swe-agent", "pypi", "mini-swe-agent", "2.4.6", "openai-chat", "mini")
+    _write_wrapper(pypi, tmp_path / "mini")
+    assert f'PYTHONPATH="{GUEST_MOUNT}/pypi/mini-swe-agent"' in (tmp_path / "mini").read_text()
+    assert (tmp_path / "mini").stat().st_mode & 0o111
+
+
+def test_the_registry_runs_each_harness_in_its_guest_and_hashes_the_recipe() -> None:
+    for adapter_id, harness in HARNESS_MODULES.items():
+        adapter = resolve_adapter(adapter_id)
+        assert adapter.command[-3:] == ("-m", "aoe_tui.agents.harnesses", adapter_id) and adapter.builtin
+        assert RECIPE in adapter.sources and runs_in_guest(adapter_id)
+        assert HARNESS_PROTOCOLS[adapter_id] == (harness.protocol,)
+    assert not runs_in_guest("openai") and not runs_in_guest("oracle")

@@ -7,7 +7,8 @@ same path: only the URI differs.
 
 libvirtd may restart under a running match (an upgrade, an operator); the
 guests' QEMU processes live on, so a lost connection is opened again within a
-bound (`RECONNECT_SECONDS`), its event subscriptions renewed, and the call that
+bound (`RECONNECT_SECONDS`; `AOE_LIBVIRT_RECONNECT_SECONDS` sets another), its
+event subscriptions renewed, and the call that
 met the outage made again on the new connection: domains are always found by
 name, never through a handle of the old connection. Past the bound the
 hypervisor is `gone` and says so once (`Outage.gone`); its local guests can
@@ -17,6 +18,7 @@ then still be destroyed, by their QEMU pid (`runtime.qemu_pid`).
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ DOMAIN_PREFIX = "aoe-"
 KEEPALIVE_INTERVAL_S = 5
 KEEPALIVE_COUNT = 3
 RECONNECT_SECONDS = 60.0  # how long a restarting libvirtd may take before the match is given up as lost
+RECONNECT_ENV = "AOE_LIBVIRT_RECONNECT_SECONDS"
 RECONNECT_POLL_S = 0.5
 
 _STATE_NAMES = {
@@ -112,6 +115,18 @@ class DomainRecord:
     owner_started: int | None = None  # the owner process's start time (runtime.cleanup), None on older guests
 
 
+def reconnect_bound() -> float:
+    """How long a lost libvirtd is waited for: `AOE_LIBVIRT_RECONNECT_SECONDS`, else `RECONNECT_SECONDS`."""
+    text = os.environ.get(RECONNECT_ENV)
+    try:
+        seconds = float(text) if text else RECONNECT_SECONDS
+    except ValueError:
+        raise AoeError(f"{RECONNECT_ENV}={text!r}: give the seconds as a number") from None
+    if not 0 < seconds < float("inf"):
+        raise AoeError(f"{RECONNECT_ENV}={text!r}: give a positive number of seconds")
+    return seconds
+
+
 def socket_hint(uri: str) -> str:
     """Where this URI's libvirtd is expected, for error messages a human can act on."""
     parts = urlsplit(uri)
@@ -143,9 +158,13 @@ class Hypervisor:
 
     @classmethod
     async def connect(
-        cls, uri: str = DEFAULT_URI, opener: Opener = libvirt.open, reconnect_seconds: float = RECONNECT_SECONDS
+        cls, uri: str = DEFAULT_URI, opener: Opener = libvirt.open, reconnect_seconds: float | None = None
     ) -> Hypervisor:
+        """Open `uri`; a connection lost later is opened again for up to `reconnect_seconds` (default: the
+        environment's `AOE_LIBVIRT_RECONNECT_SECONDS`, else `RECONNECT_SECONDS`)."""
         ensure_libvirt_event_loop()
+        if reconnect_seconds is None:
+            reconnect_seconds = reconnect_bound()
         try:
             connection = await asyncio.to_thread(opener, uri)
         except libvirt.libvirtError as error:

@@ -1,5 +1,5 @@
-"""Faults under a running match on real guests (issue 31): libvirtd restarted mid-race, and the referee killed
-with SIGKILL then a second match started.
+"""Faults under a running match on real guests (issue 31): libvirtd restarted mid-race, libvirtd gone for longer
+than the referee waits for it, and the referee killed with SIGKILL then a second match started.
 
 Each test plays a short two-guest First Build (oracle against the in-memory builder) through `aoe run
 --headless`, as a user would; a race takes two to three minutes under TCG.
@@ -29,15 +29,19 @@ def arena(tmp_path_factory):
     return short_arena(tmp_path_factory.mktemp("arena"), duration_seconds=120)
 
 
-def restart_libvirtd() -> None:
-    """SIGTERM libvirtd (its guests' QEMU processes live on), start it again DAEMON_DOWN_S later as scripts/services
-    does (there is no systemd here)."""
+def stop_libvirtd() -> None:
+    """SIGTERM libvirtd and wait until it is gone (its guests' QEMU processes live on)."""
     pids = subprocess.run(["pgrep", "-x", "libvirtd"], capture_output=True, text=True, check=True).stdout.split()
     subprocess.run(["kill", "-TERM", *pids], check=True)
     deadline = time.monotonic() + 30
     while subprocess.run(["pgrep", "-x", "libvirtd"], capture_output=True).returncode == 0:
         assert time.monotonic() < deadline, "libvirtd did not stop on SIGTERM"
         time.sleep(0.2)
+
+
+def restart_libvirtd() -> None:
+    """libvirtd stopped, then started again DAEMON_DOWN_S later as scripts/services does (no systemd here)."""
+    stop_libvirtd()
     time.sleep(DAEMON_DOWN_S)
     subprocess.run([SERVICES], check=True)
 
@@ -61,6 +65,34 @@ def test_libvirtd_restarted_mid_race_the_oracle_still_wins_and_the_outage_is_not
     events = [json.loads(line) for line in (match_dir / "events.jsonl").read_text().splitlines()]
     outages = [e for e in events if e["kind"] == "infrastructure_failure" and e["component"] == "libvirt"]
     assert len(outages) == 1 and "lost and opened again after" in outages[0]["detail"], outages
+    assert domains_of(match_dir) == []
+
+
+def test_libvirtd_gone_past_the_bound_aborts_naming_libvirt_and_kills_its_guests(arena, tmp_path, monkeypatch):
+    monkeypatch.setenv("AOE_LIBVIRT_RECONNECT_SECONDS", "10")
+    process = start_headless(arena, tmp_path)
+    try:
+        seen = wait_for_line(process, "started adapter", timeout=MATCH_TIMEOUT_S)
+        match_dir = only_match_in(tmp_path)
+        guests = domains_of(match_dir)
+        stop_libvirtd()
+        output, _ = process.communicate(timeout=120)  # the bound, then the teardown: no libvirtd is needed for it
+        running = [g for g in guests if subprocess.run(["pgrep", "-f", f"guest={g},"]).returncode == 0]
+    finally:
+        subprocess.run([SERVICES], check=True)
+        process.kill()
+    output = "".join(seen) + output
+    assert process.returncode == 2 and "Traceback" not in output, output[-3000:]
+    assert output.splitlines()[-1].startswith("aoe: libvirtd at qemu:///system"), output[-2000:]
+    assert "stayed unreachable for 10 s" in output.splitlines()[-1]
+    assert len(guests) == 2 and running == [], f"{running} still running while libvirtd was away"
+    world = assert_replayable(match_dir)
+    assert world["match_state"] == "aborted" and world["winner"] is None
+    events = [json.loads(line) for line in (match_dir / "events.jsonl").read_text().splitlines()]
+    assert [e["component"] for e in events if e["kind"] == "infrastructure_failure"] == ["libvirt"]
+    deadline = time.monotonic() + 30  # libvirtd, started again, finds the killed guests stopped and forgets them
+    while domains_of(match_dir) and time.monotonic() < deadline:
+        time.sleep(1)
     assert domains_of(match_dir) == []
 
 

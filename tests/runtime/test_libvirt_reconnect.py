@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime import hypervisor as hypervisor_module
 from aoe_tui.runtime.hypervisor import Hypervisor, LibvirtGone, Outage
 from aoe_tui.runtime.qemu_pid import kill_qemu, qemu_pid
@@ -95,3 +96,14 @@ def test_a_qemu_pid_is_trusted_only_while_its_process_names_the_guest(tmp_path) 
         assert fake_qemu.wait(timeout=10) < 0
     finally:
         fake_qemu.kill()
+
+
+def test_the_bound_comes_from_the_environment_and_a_bad_one_is_one_line(monkeypatch) -> None:
+    monkeypatch.setenv("AOE_LIBVIRT_RECONNECT_SECONDS", "15")
+    assert hypervisor_module.reconnect_bound() == 15
+    monkeypatch.delenv("AOE_LIBVIRT_RECONNECT_SECONDS")
+    assert hypervisor_module.reconnect_bound() == hypervisor_module.RECONNECT_SECONDS
+    for bad in ("soon", "-1", "inf"):
+        monkeypatch.setenv("AOE_LIBVIRT_RECONNECT_SECONDS", bad)
+        with pytest.raises(AoeError, match="AOE_LIBVIRT_RECONNECT_SECONDS"):
+            hypervisor_module.reconnect_bound()

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from aoe_tui.runtime.image import image_mib, require_image
 from aoe_tui.runtime.overlay import ROOM_MARGIN_MIB
 from aoe_tui.store.saved_match import load_match
 from tests.engine.vm_cli import domains_of, only_match_in, short_arena, start_headless, wait_for_line
@@ -16,15 +17,16 @@ from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
 MATCH_TIMEOUT_S = 900
-GUEST_DISK_MIB = 2048  # First Build's builder class
 
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """An ext4 with room for two guests' disks and the runtime's margin, mounted at tmp_path/mnt."""
+    """An ext4 with room for two guests' disks (the image's size: its class asks for less) and the runtime's
+    margin, mounted at tmp_path/mnt."""
     image, mount = tmp_path / "disk.img", tmp_path / "mnt"
     mount.mkdir()
-    subprocess.run(["truncate", "-s", f"{2 * GUEST_DISK_MIB + ROOM_MARGIN_MIB + 64}M", str(image)], check=True)
+    guest_mib = image_mib(require_image())
+    subprocess.run(["truncate", "-s", f"{2 * guest_mib + ROOM_MARGIN_MIB + 128}M", str(image)], check=True)
     subprocess.run(["mkfs.ext4", "-q", "-m", "0", str(image)], check=True)
     subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
     yield mount

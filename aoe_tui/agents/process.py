@@ -32,7 +32,7 @@ class AgentProcess:
         self._stdout: BinaryIO | None = None
         self._stderr: BinaryIO | None = None
         self._sandbox: PreparedSandbox | None = None
-        self._reaper: asyncio.Future | None = None
+        self.reaper: asyncio.Future | None = None  # the referee watches it: a failed release is recorded
 
     async def start(
         self, command: list[str], env: dict[str, str], sandbox: Sandbox | None = None, cwd: Path | None = None
@@ -60,7 +60,7 @@ class AgentProcess:
         finally:
             if self._sandbox:
                 self._sandbox.close_fds()
-        self._reaper = asyncio.ensure_future(self._close_when_exited(self._process))
+        self.reaper = asyncio.ensure_future(self._close_when_exited(self._process))
 
     async def _close_when_exited(self, process: asyncio.subprocess.Process) -> None:
         """The referee may only poll `exited`; the logs and the confinement are undone as soon as it exits."""

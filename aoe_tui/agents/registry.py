@@ -73,8 +73,12 @@ def resolve_adapter(name: str, arena_dir: Path | None = None) -> Adapter:
     scripted = tuple(sorted(_SCRIPTED_DIR.glob("*.py")))
     plan = arena_plan(name, arena_dir) if arena_dir is not None else None
     if plan is not None:
-        command = (sys.executable, "-m", "aoe_tui.agents.scripted", "--plan", str(plan))
-        return Adapter(name, command, (plan, *scripted), builtin=False)
+        return Adapter(
+            name,
+            (sys.executable, "-m", "aoe_tui.agents.scripted", "--plan", str(plan)),
+            (plan, *scripted),
+            builtin=False,
+        )
     if name in PLANS:
         return Adapter(name, (sys.executable, "-m", "aoe_tui.agents.scripted", name), scripted, builtin=True)
     if name in HARNESSES:

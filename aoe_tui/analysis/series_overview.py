@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from aoe_tui.analysis.standings import Seat, benchmark_standings, seats_of, series_standings
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.events import TerritoryRegistered
+from aoe_tui.domain.events import FINAL_MATCH_STATES, TerritoryRegistered
 from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.saved_match import SavedMatch
 from aoe_tui.store.series_source import BenchmarkSource, RoundSource, SeriesSource, open_collection
@@ -28,7 +28,7 @@ class RoundRow:
     number: int
     path: Path  # the round's folder, or `<bundle>/round-NNN` (shown; `load` opens it)
     load: Callable[[], SavedMatch]
-    state: str  # finished, aborted, unfinished, unreadable
+    state: str  # finished, aborted, void, unfinished, unreadable
     seats: dict[str, str]  # agent -> territory
     outcomes: dict[str, Outcome]  # agent -> outcome
     winner: str | None
@@ -94,7 +94,7 @@ def _read_round(round_: RoundSource) -> tuple[RoundRow, list[Seat]]:
     except AoeError as error:
         return RoundRow(number, path, round_.load, "unreadable", {}, {}, None, 0, error=str(error)), []
     world = match.world
-    state = world.match_state if world.match_state in ("finished", "aborted") else "unfinished"
+    state = world.match_state if world.match_state in FINAL_MATCH_STATES else "unfinished"
     seats = {agent: s.territory for agent, s in sorted(world.agents.items()) if s.territory}
     if not seats and match.manifest is not None:
         seats = {a.id: a.territory for a in sorted(match.manifest.agents, key=lambda a: a.id)}

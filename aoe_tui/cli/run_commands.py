@@ -4,7 +4,9 @@ In the app the referee engine runs inside the TUI: preparation, the live
 match screen, steering. Headless prints one line per meaningful event. Both
 leave a complete match directory that `aoe replay` opens; Ctrl-C, SIGTERM or
 SIGHUP (or quitting the app mid-match) records `aborted` naming the cause and
-destroys every VM; headless then exits 128 + the signal number.
+destroys every VM; headless then exits 128 + the signal number. A void match
+(every territory lost to infrastructure, docs/match-outcomes.md) exits
+`VOID_EXIT` with one line saying so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from aoe_tui.runtime.ports import DEFAULT_BASE_PORT
 from aoe_tui.store.manifest_file import load_manifest
 
 MATCHES_DIR = Path("matches")
+VOID_EXIT = 3
+"""A void match (every territory lost to infrastructure): no result, apart from 1 (aborted) and 2 (bad input)."""
 
 
 def default_output(manifest: Manifest) -> Path:
@@ -70,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
         from aoe_tui.cli.app_launch import run_live
 
         return run_live(runner)
+    return run_headless(runner)
+
+
+def run_headless(runner: MatchRunner) -> int:
+    """Play `runner`'s match printing one line per meaningful update; the exit status says how it ended."""
     narrator = Narrator()
 
     def show(update) -> None:
@@ -83,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if signum is not None:
         print(f"aoe: match aborted: {runner.stop_reason}; every guest destroyed; record: {output}", file=sys.stderr)
         return exit_status(signum)
+    if world.match_state == "void":
+        print(f"aoe: match void ({world.finish_reason}); it counts in no standings; record: {output}", file=sys.stderr)
+        return VOID_EXIT
     print(
         f"match directory: {output}  ({world.match_state}, winner: {world.winner or 'none'}; "
         f"open it with `aoe replay {output}`)"

@@ -20,7 +20,11 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapt
 SCHEMA_VERSION = 1
 UNSTAMPED = -1  # sequence and elapsed_ms of an event the recorder has not emitted yet
 
-MatchState = Literal["preparing", "running", "paused", "finished", "aborted"]
+MatchState = Literal["preparing", "running", "paused", "finished", "aborted", "void"]
+# How a match can end: `finished` has a result (a winner, or none on a tie); `aborted` was stopped from outside
+# (an operator, a signal, a crash); `void` ended with every territory lost to infrastructure failures, so it has
+# no result and counts nowhere (docs/match-outcomes.md). Only a finished match is ever ranked.
+FINAL_MATCH_STATES: tuple[MatchState, ...] = ("finished", "aborted", "void")
 CompetitorState = Literal["preparing", "building", "verifying", "durable", "incomplete", "unavailable"]
 # Whose doing an outcome was: the player's, its harness or model provider, the arena (referee, guest
 # infrastructure), the match controller (stop at the end) or the operator; unknown when nobody said.

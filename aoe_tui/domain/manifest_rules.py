@@ -4,9 +4,9 @@ A person fixing `arena.toml` wants the whole list in one go
 (`build.milestones[2].depends_on: references unknown milestone x`), not one
 error per run, so shape errors from pydantic and the manifest's cross-reference
 rules are collected into one list of `Problem`s. When the shape is wrong the
-rules still run, on every top-level table that parsed by itself; a rule that
-needs a table which is missing or malformed is skipped (that table already has
-its own problem).
+rules still run, on every key that parsed by itself (missing sections and a bad
+id beside them come out in one pass); a rule that needs a key which is missing
+or malformed is skipped (that key already has its own problem).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from aoe_tui.domain.manifest import Manifest, Milestone
 
@@ -60,34 +61,68 @@ def validate_manifest(data: dict[str, Any]) -> tuple[Manifest | None, list[Probl
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as error:
-        return None, shape_problems(error) + _run_checks(_Sections(data))
+        return None, shape_problems(error) + _run_checks(_Partial(Manifest, data))
     return manifest, _run_checks(manifest)
 
 
 class _Unavailable(Exception):
-    """A rule asked for a top-level table that is missing or malformed."""
+    """A rule asked for a table or key that is missing or malformed (its own problem is already listed)."""
 
 
-class _Sections:
-    """The top-level tables of a malformed manifest that parse on their own, read like a `Manifest`."""
+_MALFORMED = object()
 
-    def __init__(self, data: dict[str, Any]) -> None:
+
+class _Partial:
+    """A table that did not validate as a whole, read like its model so the rules still judge what is there.
+
+    A key that parses on its own keeps its value; a nested table (or list of
+    tables) that does not is itself partial, so a bad `arena.id` next to a
+    missing `arena.display_name` is still reported; a key left out gets the
+    model's default. Reading a required key that is missing or malformed raises
+    `_Unavailable`, which skips the rule that needed it.
+    """
+
+    def __init__(self, model: type[BaseModel], data: dict[str, Any]) -> None:
         self._parsed: dict[str, Any] = {}
-        for name, field in Manifest.model_fields.items():
-            if name not in data:
+        for name, field in model.model_fields.items():
+            key = field.alias if field.alias is not None and field.alias in data else name
+            if key not in data:
                 if not field.is_required():
                     self._parsed[name] = field.get_default(call_default_factory=True)
                 continue
-            try:
-                self._parsed[name] = TypeAdapter(field.annotation or Any).validate_python(data[name])
-            except ValidationError:
-                continue
+            value = _lenient(field.annotation, data[key])
+            if value is not _MALFORMED:
+                self._parsed[name] = value
 
     def __getattr__(self, name: str) -> Any:
         try:
             return self._parsed[name]
         except KeyError:
             raise _Unavailable(name) from None
+
+
+def _lenient(annotation: Any, value: Any) -> Any:
+    """`value` validated as `annotation`; else partial when it is a table or a list of tables; else `_MALFORMED`."""
+    try:
+        return TypeAdapter(annotation or Any).validate_python(value)
+    except ValidationError:
+        pass
+    shape = _without_none(annotation)
+    if isinstance(shape, type) and issubclass(shape, BaseModel) and isinstance(value, dict):
+        return _Partial(shape, value)
+    if get_origin(shape) is list and isinstance(value, list):
+        items = [_lenient(get_args(shape)[0], item) for item in value]
+        return _MALFORMED if _MALFORMED in items else items
+    return _MALFORMED
+
+
+def _without_none(annotation: Any) -> Any:
+    """`X` for an optional `X | None`; any other annotation as it is."""
+    if get_origin(annotation) in (Union, UnionType):
+        others = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(others) == 1:
+            return others[0]
+    return annotation
 
 
 Add = Callable[[str, str], None]
@@ -98,7 +133,7 @@ def _collector(found: list[Problem]) -> Add:
     return lambda path, message: found.append(Problem(path, message))
 
 
-def _run_checks(manifest: Manifest | _Sections) -> list[Problem]:
+def _run_checks(manifest: Manifest | _Partial) -> list[Problem]:
     problems: list[Problem] = []
     for check in CHECKS:
         found: list[Problem] = []
@@ -115,11 +150,15 @@ def _id_checks(group: str, items: Callable[[Manifest], list]) -> Callable[[Manif
         seen: set[str] = set()
         for index, item in enumerate(items(manifest)):
             path = group if group == "arena" else f"{group}[{index}]"
-            if not ID_PATTERN.match(item.id):
-                add(f"{path}.id", f"'{item.id}' must be lowercase ASCII letters, digits and hyphens")
-            if item.id in seen:
-                add(f"{path}.id", f"duplicate id '{item.id}'")
-            seen.add(item.id)
+            try:
+                item_id = item.id
+            except _Unavailable:
+                continue  # this item's id is missing or malformed: the others are still judged
+            if not ID_PATTERN.match(item_id):
+                add(f"{path}.id", f"'{item_id}' must be lowercase ASCII letters, digits and hyphens")
+            if item_id in seen:
+                add(f"{path}.id", f"duplicate id '{item_id}'")
+            seen.add(item_id)
 
     return check
 
@@ -284,7 +323,7 @@ def _ancestors(milestones: dict, milestone_id: str) -> set[str]:
     return found
 
 
-# A check reads a whole Manifest or, when it did not validate, the tables that did (`_Sections`).
+# A check reads a whole Manifest or, when it did not validate, what of it did (`_Partial`).
 CHECKS: tuple[Callable[[Any, Add], None], ...] = (
     _id_checks("arena", lambda m: [m.arena]),
     _id_checks("classes", lambda m: m.classes),

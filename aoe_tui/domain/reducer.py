@@ -159,7 +159,7 @@ def _usage_reported(world: World, e: ev.UsageReported) -> None:
 def _match_finished(world: World, e: ev.MatchFinished) -> None:
     world.winner = e.winner
     world.finish_reason = e.reason
-    if world.match_state != "aborted":
+    if world.match_state not in ("aborted", "void"):  # the state change before it already said how it ended
         world.match_state = "finished"
 
 

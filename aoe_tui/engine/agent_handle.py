@@ -6,6 +6,7 @@ the test double is `aoe_tui.testing.scripted_agent.ScriptedAgent`.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from aoe_tui.agents.protocol import AgentResult, Usage
@@ -14,6 +15,9 @@ from aoe_tui.agents.protocol import AgentResult, Usage
 class AgentHandle(Protocol):
     agent_id: str
     territory_id: str
+    reaper: asyncio.Future | None
+    """What waits on the agent and tidies up after it (an adapter's logs and confinement), None when nothing
+    does: the referee records its failure, with the territory (engine.task_failures)."""
 
     @property
     def exited(self) -> bool: ...

@@ -20,7 +20,10 @@ only `PROBE_WAIT_FRACTION` of a tick, so one slow guest never delays the
 others' verdicts: a probe still running then is recorded at the first tick
 after it ends (its latency says how long it took), and that territory gets
 no second probe meanwhile. The window's deadline is looked at every tick,
-probe or not.
+probe or not. A probe that raises (the referee's own socket, a libvirt or SSH
+error of a custom probe) observed nothing: it is recorded as the arena's
+`infrastructure_failure` (engine.task_failures) and that territory's tick is
+judged as one without a probe; in the preflight it is a failing answer.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.health_probe import PROBE_TIMEOUT_SECONDS, ProbeResult, probe_http
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.referee import Referee
+from aoe_tui.engine.task_failures import failure_of, failure_recorder
 from aoe_tui.engine.territory import TerritoryHost
 
 PREFLIGHT_SECONDS = 120.0
@@ -98,7 +102,8 @@ class ConquestReferee(Referee):
         source = self.clock.source
         deadline = source.now() + seconds
         while True:
-            results = await asyncio.gather(*(self._probe_safely(tid) for tid in self.ids))
+            answers = await asyncio.gather(*(self._probe_safely(tid) for tid in self.ids), return_exceptions=True)
+            results = [_as_result(answer) for answer in answers]
             failing = {tid: r for tid, r in zip(self.ids, results) if not r.healthy}
             if not failing:
                 return
@@ -139,6 +144,7 @@ class ConquestReferee(Referee):
         for tid in self.ids:
             if not self.machines[tid].out and tid not in self._probes:
                 self._probes[tid] = asyncio.ensure_future(self._probe_safely(tid))
+                self._probes[tid].add_done_callback(failure_recorder(self.recorder, tid, "health probe"))
         running = [task for task in self._probes.values() if not task.done()]
         if running:
             await asyncio.wait(running, timeout=self.manifest.rules.tick_ms / 1000 * PROBE_WAIT_FRACTION)
@@ -163,6 +169,7 @@ class ConquestReferee(Referee):
         task = self._probes.get(territory_id)
         if task is not None and task.done():
             del self._probes[territory_id]
+        if task is not None and task.done() and failure_of(task) is None:
             result = task.result()
             self.recorder.emit(
                 ev.HealthObserved(
@@ -267,3 +274,10 @@ class ConquestReferee(Referee):
 
     def _require_milestone(self, milestone_id: str) -> None:
         raise AoeError(f"arena {self.manifest.arena.id} is a conquest: it has no milestones to pause or retry")
+
+
+def _as_result(answer: ProbeResult | BaseException) -> ProbeResult:
+    """A preflight probe that raised is a failing answer naming the error (no latency was measured)."""
+    if isinstance(answer, BaseException):
+        return ProbeResult(False, None, 0, f"probe failed: {type(answer).__name__}: {answer}")
+    return answer

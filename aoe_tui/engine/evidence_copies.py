@@ -10,7 +10,10 @@ recorded (a later pass of the same milestone always wins), and the referee waits
 them before it records the end of a match. Each hand-off to the thread costs more
 than the write it carries (about 150 us of the loop's time), so the copies queued
 within `COPY_GATHER_SECONDS` of the first (the rest of a busy tick's passes) go
-together; whoever waits for the copies (`written`) cuts that wait short.
+together; whoever waits for the copies (`written`) cuts that wait short. A copy that
+cannot be written (a full disk) ends its writer by raising: the writer's `on_done`
+(`engine.task_failures.failure_recorder`) records that, and the match goes on and ends
+as it would have: the log holds the evidence, the copy is only its convenience.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import contextlib
 import json
 from pathlib import Path
 
+from aoe_tui.engine.task_failures import DoneCallback
 from aoe_tui.store.match_layout import MatchLayout
 from aoe_tui.store.rewrite_file import rewrite_in_place
 
@@ -27,8 +31,9 @@ COPY_GATHER_SECONDS = 0.05
 
 
 class EvidenceCopies:
-    def __init__(self, layout: MatchLayout) -> None:
+    def __init__(self, layout: MatchLayout, on_done: DoneCallback) -> None:
         self._layout = layout
+        self._on_done = on_done
         self._queued: list[tuple[Path, str]] = []
         self._writer: asyncio.Task | None = None
         self._hurry = asyncio.Event()
@@ -39,15 +44,16 @@ class EvidenceCopies:
         self._queued.append((path, json.dumps(evidence, indent=2) + "\n"))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.ensure_future(self._write_queued())
+            self._writer.add_done_callback(self._on_done)
 
     async def written(self) -> None:
-        """Return once every copy queued so far is on disk; a copy that could not be written raises here.
+        """Return once every copy queued so far is on disk or its writer failed (told to `on_done`, not here).
 
-        Shielded: a caller cancelled while it waits (an evaluation the match's end cancels) leaves the
-        copies being written."""
+        A caller cancelled while it waits (an evaluation the match's end cancels) leaves the copies being
+        written: `asyncio.wait` never cancels what it waits for."""
         if self._writer is not None:
             self._hurry.set()
-            await asyncio.shield(self._writer)
+            await asyncio.wait([self._writer])
 
     async def _write_queued(self) -> None:
         with contextlib.suppress(asyncio.TimeoutError):

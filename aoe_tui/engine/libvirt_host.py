@@ -23,6 +23,7 @@ from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Outage
@@ -140,19 +141,20 @@ class LibvirtProvider:
     async def boot(
         self, manifest: Manifest, match_dir: MatchDirectory, recorder: MatchRecorder, clock: MatchClock
     ) -> tuple[dict[str, TerritoryHost], list[str]]:
-        recorder.progress("image", "checking the guest image")
-        image_names = {t.image for t in manifest.territories}
-        image = await asyncio.to_thread(ensure_image, image_names, told_on_loop(recorder, "image"))
-        layer = layer_for(image_names)
-        self._watch_remote()
-        recorder.progress("image", f"guest image ready: {image.path}")
-        segment = layer.segment if layer is not None else None
+        # The bundle first: a harness that cannot be installed stops the match before anything else is made.
         in_guest = {agent.territory for agent in manifest.agents if runs_in_guest(agent.adapter)}
         bundle = None
         if in_guest:
             recorder.progress("harnesses", "checking the harness bundle")
             bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, told_on_loop(recorder, "harnesses"))).image
             recorder.progress("harnesses", f"harness bundle ready: {bundle}")
+        recorder.progress("image", "checking the guest image")
+        image_names = {t.image for t in manifest.territories}
+        image = await asyncio.to_thread(ensure_image, image_names, told_on_loop(recorder, "image"))
+        layer = layer_for(image_names)
+        self._watch_remote(recorder)
+        recorder.progress("image", f"guest image ready: {image.path}")
+        segment = layer.segment if layer is not None else None
         specs = [
             TerritorySpec(
                 t.id,
@@ -220,8 +222,9 @@ class LibvirtProvider:
         if self.on_infrastructure_lost is not None:
             self.on_infrastructure_lost("libvirt", detail)
 
-    def _watch_remote(self) -> None:
-        """A remote host's link that drops while the match runs is reported once, as the host's failure."""
+    def _watch_remote(self, recorder: MatchRecorder) -> None:
+        """A remote host's link that drops while the match runs is reported once, as the host's failure; a
+        watch that fails itself (its `on_lost` raised) is recorded as the arena's (engine.task_failures)."""
         remote, on_lost = self.remote, self.on_lost
         if remote is None or on_lost is None:
             return
@@ -231,6 +234,7 @@ class LibvirtProvider:
             on_lost(remote.link.lost_reason or f"host {remote.link.name} lost")
 
         self._watch = asyncio.create_task(watch())
+        self._watch.add_done_callback(failure_recorder(recorder, None, f"host {remote.link.name} link watch"))
 
     async def teardown(self) -> None:
         watch, self._watch = self._watch, None

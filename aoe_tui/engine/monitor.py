@@ -25,6 +25,7 @@ import httpx
 from aoe_tui.domain.manifest import Monitor
 from aoe_tui.domain.monitor import CheckResult, MonitorSummary, MonitorTally, MonitorVerdict, judge
 from aoe_tui.engine.clock import MatchClock
+from aoe_tui.engine.task_failures import DoneCallback
 
 BODY_LIMIT = 4096
 LAG_TICK_SECONDS = 0.02
@@ -39,8 +40,9 @@ PAUSED_DETAIL = "the match was paused while the monitor was awaited; judged agai
 class LoopLagMeter:
     """How late the event loop runs: the overshoot of a sentinel's short sleeps, kept for the last ~40 s."""
 
-    def __init__(self, tick_seconds: float = LAG_TICK_SECONDS) -> None:
+    def __init__(self, tick_seconds: float = LAG_TICK_SECONDS, on_done: DoneCallback | None = None) -> None:
         self.tick = tick_seconds
+        self.on_done = on_done  # the referee records a sentinel that died (engine.task_failures)
         self.readings: collections.deque[tuple[float, float]] = collections.deque(maxlen=LAG_READINGS)
         self._expected: float | None = None
         self._task: asyncio.Task | None = None
@@ -51,6 +53,8 @@ class LoopLagMeter:
         self._users += 1
         if self._task is None:
             self._task = asyncio.ensure_future(self._run())
+            if self.on_done is not None:
+                self._task.add_done_callback(self.on_done)
 
     async def stop(self) -> None:
         self._users = max(self._users - 1, 0)
@@ -121,9 +125,12 @@ class RunningMonitor:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    def start(self) -> None:
+    def start(self) -> asyncio.Task:
+        """Start sampling; the task is returned for the caller to watch (engine.task_failures): a monitor that
+        fails (its client, the recorder told of its cap) ends its tally as `failed` and raises there."""
         self.lag.start()
         self._task = asyncio.ensure_future(self._run())
+        return self._task
 
     async def stop(self, reason: str) -> MonitorSummary:
         """Stop sampling (a sample in flight is dropped) and return the summary; stopping twice is harmless."""
@@ -139,6 +146,16 @@ class RunningMonitor:
         return self.tally.summary()
 
     async def _run(self) -> None:
+        try:
+            await self._sample_until_cap()
+        except Exception:
+            self.tally.end("failed", self.clock.elapsed_ms())
+            await self.lag.stop()
+            raise
+        if self.on_cap is not None:
+            self.on_cap(self)
+
+    async def _sample_until_cap(self) -> None:
         interval = self.spec.interval_ms / 1000
         timeout = httpx.Timeout(self.spec.timeout_ms / 1000)
         limits = httpx.Limits(max_keepalive_connections=0)
@@ -169,8 +186,6 @@ class RunningMonitor:
         self._fold(force=True)
         self.tally.end("cap", self.clock.elapsed_ms())
         await self.lag.stop()
-        if self.on_cap is not None:
-            self.on_cap(self)
 
     def _fold(self, force: bool = False) -> None:
         """Fold the pending samples that are ready (no timeout, or the others had time to report theirs)."""

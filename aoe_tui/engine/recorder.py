@@ -24,7 +24,7 @@ from aoe_tui.domain.reducer import apply_event
 from aoe_tui.domain.untrusted import clean_value
 from aoe_tui.domain.world import World
 from aoe_tui.engine.clock import MatchClock
-from aoe_tui.store.event_log import EventLogWriter
+from aoe_tui.store.event_log import EventLogWriter, LogWriteFailed
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,12 @@ class MatchRecorder:
         self.events: list[EventBase] = []
         self._writer = EventLogWriter(log_path) if log_path is not None else None
         self._subscribers: list[Subscriber] = []
+        self.on_log_failure: Callable[[LogWriteFailed], None] = lambda failure: None
+        """Told once when the log's file system refuses a write: nothing more can be recorded (the runner stops)."""
+
+    @property
+    def log_failure(self) -> LogWriteFailed | None:
+        return self._writer.failure if self._writer is not None else None
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Call `subscriber` with every later update; returns the unsubscribe function."""
@@ -63,7 +69,13 @@ class MatchRecorder:
             {**fields, "sequence": len(self.events), "elapsed_ms": self.clock.elapsed_ms()}
         )
         if self._writer is not None:
-            self._writer.append(event)
+            first = self._writer.failure is None
+            try:
+                self._writer.append(event)
+            except LogWriteFailed as failure:  # the event is not kept anywhere: memory stays the log on disk
+                if first:
+                    self.on_log_failure(failure)
+                raise
         self.events.append(event)
         apply_event(self.world, event)
         self._tell(event)

@@ -19,6 +19,9 @@ import json
 import time
 from pathlib import Path
 
+import asyncssh
+import libvirt
+
 from aoe_tui.agents.gateway.metering import Charge
 from aoe_tui.agents.protocol import InvalidReport, Usage
 from aoe_tui.domain import events as ev
@@ -31,6 +34,7 @@ from aoe_tui.engine.evidence_copies import EvidenceCopies
 from aoe_tui.engine.monitor import LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.engine.outcomes import AgentOutcome, classify_exit
 from aoe_tui.engine.recorder import MatchRecorder
+from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import RebootFailed, TerritoryHost, TerritoryUnavailable
 from aoe_tui.engine.verifier import VerifierOutcome, run_verifier
 from aoe_tui.store.manifest_file import VERIFIER_HELPERS
@@ -39,7 +43,7 @@ from aoe_tui.store.rewrite_file import rewrite_in_place
 
 DURABLE_REASON = "first durable deployment"
 TIMER_REASON = "match timer expired"
-NOBODY_LEFT_REASON = "no territory left available"
+VOID_REASON = "every territory was lost to infrastructure failures: no result"
 CANCELLED_DETAIL = "the match ended while this verification was running"
 # A milestone that keeps failing is retried less often (up to every 16 ticks): a
 # territory stuck on a broken restart or reboot must not starve the guests that
@@ -59,6 +63,9 @@ MAX_USAGE_NOTES = 5
 # verifier's) is shorter, as in the original arenas (ARENAS §0: back within 120 s, then the verifier runs).
 REBOOT_BACK_SECONDS = 120
 CHARGED_FIELDS = ("resource_units", "input_tokens", "output_tokens", "cost_microusd")
+# What fails under a check through nobody's play: libvirt (a closed client socket), SSH (a lost connection),
+# the referee's own files (ENOSPC). The milestone fails as an arena fault, recorded with the error.
+INFRASTRUCTURE_ERRORS = (OSError, asyncssh.Error, libvirt.libvirtError)
 # A judging milestone's own verifier gets at least this long after its monitors were judged.
 MIN_VERIFIER_SECONDS_AFTER_MONITORS = 5
 
@@ -86,7 +93,7 @@ class Referee:
         self.clock: MatchClock = recorder.clock
         self.verifiers = verifiers
         self.layout = MatchLayout(Path(work_dir))
-        self._evidence = EvidenceCopies(self.layout)
+        self._evidence = EvidenceCopies(self.layout, failure_recorder(recorder, None, "evidence copies"))
         self.agents: dict[str, AgentHandle] = {}
         self.over = False
         self.finished = asyncio.Event()
@@ -104,7 +111,7 @@ class Referee:
         # Continuous monitors ([[monitors]]): one per (territory, monitor), all timed by one lag meter; a
         # milestone whose monitor verdict is final (a failure list is never cleared) is not retried.
         self._monitors: dict[tuple[str, str], RunningMonitor] = {}
-        self._lag = LoopLagMeter()
+        self._lag = LoopLagMeter(on_done=failure_recorder(recorder, None, "monitor loop-lag meter"))
         self._final: set[tuple[str, str]] = set()
         # Pause waits for running checks (a reboot check can take minutes); a resume
         # arriving meanwhile must wait its turn or the pause would suspend guests after it.
@@ -153,6 +160,8 @@ class Referee:
         spec = next(a for a in self.manifest.agents if a.id == handle.agent_id)
         self.agents[handle.agent_id] = handle
         self.recorder.emit(ev.AgentStarted(agent=spec.id, territory=spec.territory, model=spec.model))
+        if handle.reaper is not None:
+            handle.reaper.add_done_callback(failure_recorder(self.recorder, spec.territory, f"agent {spec.id} reaper"))
 
     # -- ticks -------------------------------------------------------------------------------------
 
@@ -182,6 +191,7 @@ class Referee:
         task = asyncio.ensure_future(self._evaluate(territory_id))
         self._busy[territory_id] = task
         task.add_done_callback(lambda _task: self._busy.pop(territory_id, None))
+        task.add_done_callback(failure_recorder(self.recorder, territory_id, "referee evaluation"))
 
     def _next_eligible(self, territory_id: str) -> Milestone | None:
         territory = self.world.territories.get(territory_id)
@@ -241,6 +251,10 @@ class Referee:
             raise
         except TerritoryUnavailable as error:
             await self._arena_fault(territory_id, milestone, f"territory {territory_id}", str(error))
+            return False
+        except INFRASTRUCTURE_ERRORS as error:  # the hypervisor, SSH or the referee's disk failed under the check
+            detail = f"{type(error).__name__}: {error}"
+            await self._arena_fault(territory_id, milestone, f"territory {territory_id}", detail)
             return False
         if outcome.verdict == "broken":
             await self._arena_fault(territory_id, milestone, f"verifier {milestone.verifier}", outcome.detail or "")
@@ -353,7 +367,7 @@ class Referee:
                 on_cap=functools.partial(self._monitor_capped, territory_id),
             )
             self._monitors[(territory_id, spec.id)] = monitor
-            monitor.start()
+            monitor.start().add_done_callback(failure_recorder(self.recorder, territory_id, f"monitor {spec.id}"))
             self.recorder.emit(
                 ev.MonitorStarted(
                     territory=territory_id,
@@ -431,7 +445,7 @@ class Referee:
                 )
             )
             if len(self._unavailable) == len(self.hosts):
-                await self.finish(None, NOBODY_LEFT_REASON)
+                await self.void(VOID_REASON)
 
     async def _durable(self, territory_id: str) -> None:
         current = self.world.territories[territory_id].competitor_state
@@ -448,6 +462,15 @@ class Referee:
 
     async def finish(self, winner: str | None, reason: str) -> None:
         """End the match: freeze the clock, cancel other verifications, record the result."""
+        await self._end("finished", winner, reason)
+
+    async def void(self, reason: str) -> None:
+        """End the match without a result: nobody was left to race, and through no player's doing (every
+        territory lost to the arena's infrastructure). The state says `void` first, so the `match_finished`
+        that follows keeps it and no standings count the match."""
+        await self._end("void", None, reason)
+
+    async def _end(self, state: ev.MatchState, winner: str | None, reason: str) -> None:
         if self.over:
             return
         self.over = True
@@ -460,7 +483,10 @@ class Referee:
         await self._stop_monitors("match_end")
         await self._evidence.written()
         self.charge_usage()
-        self.recorder.emit(ev.MatchStateChanged(from_=self.world.match_state, to="finished"))
+        # A finish never wrote a reason on its state change (the fixtures); a void says why on both.
+        self.recorder.emit(
+            ev.MatchStateChanged(from_=self.world.match_state, to=state, reason=reason if state == "void" else None)
+        )
         self.recorder.emit(ev.MatchFinished(winner=winner, reason=reason))
         self.finished.set()
 
@@ -617,6 +643,7 @@ class Referee:
         task = asyncio.ensure_future(self._stop_over_budget(handle))
         self._budget_stops.add(task)
         task.add_done_callback(self._budget_stops.discard)
+        task.add_done_callback(failure_recorder(self.recorder, handle.territory_id, "agent budget stop"))
 
     async def _stop_over_budget(self, handle: AgentHandle) -> None:
         if handle.exited:

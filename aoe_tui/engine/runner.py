@@ -14,7 +14,7 @@ is written.
 from __future__ import annotations
 
 import asyncio
-import errno
+import contextlib
 from pathlib import Path
 
 from aoe_tui.domain import events as ev
@@ -34,14 +34,15 @@ from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
 from aoe_tui.engine.stop_signals import Stoppable
-from aoe_tui.runtime.overlay import disk_full
+from aoe_tui.store.event_log import LogWriteFailed
 from aoe_tui.store.manifest_file import load_manifest, resolve_verifier
 
 INTERRUPTED_REASON = "interrupted by the operator"
 
 
-class DiskFull(AoeError):
-    """The match directory's filesystem filled up: the match was stopped, its guests destroyed all the same."""
+class MatchAborted(AoeError):
+    """The match failed on something of its own (a file system, a guest's connection, a bug) and was aborted
+    naming it: the record says why, so the operator gets that one line rather than a traceback."""
 
 
 class InfrastructureLost(AoeError):
@@ -102,27 +103,21 @@ class MatchRunner(Stoppable):
     # -- the match ---------------------------------------------------------------------------------
 
     async def run(self) -> World:
-        """The whole match; a full disk under the match directory ends it as one line (`DiskFull`), never a
-        traceback, once every guest is destroyed."""
-        try:
-            return await self._run()
-        except OSError as error:
-            if error.errno != errno.ENOSPC:
-                raise
-            raise DiskFull(
-                f"{disk_full(self.match_dir.root)}: match aborted, every guest destroyed; "
-                f"what was written is in {self.match_dir.root}"
-            ) from None
-
-    async def _run(self) -> World:
         self._task = asyncio.current_task()
         self.match_dir.prepare(self.manifest, provenance(self.manifest, self.manifest_path))
         self.recorder = MatchRecorder(self.clock, self.match_dir.events)
+        self.recorder.on_log_failure = self._log_failed
         for subscriber in self._pending_subscribers:
             self.recorder.subscribe(subscriber)
         try:
             await self._play()
         except BaseException as error:  # Ctrl-C arrives as CancelledError; the log must still end
+            if (failure := self.recorder.log_failure) is not None:  # it cannot: stop everything, say why once
+                if isinstance(error, asyncio.CancelledError):
+                    self._take_back_cancel()
+                with contextlib.suppress(LogWriteFailed):
+                    await self._abort(str(failure))  # stops the referee's work; its event is refused, never retried
+                raise failure from None
             if self._lost is not None and isinstance(error, asyncio.CancelledError):
                 self._take_back_cancel()
                 component, detail = self._lost
@@ -130,10 +125,11 @@ class MatchRunner(Stoppable):
                 await self._abort(detail)
                 raise InfrastructureLost(detail) from None
             stopped = isinstance(error, (asyncio.CancelledError, KeyboardInterrupt))
-            await self._abort(
-                (self.stop_reason or INTERRUPTED_REASON) if stopped else f"{type(error).__name__}: {error}"
-            )
-            raise
+            reason = (self.stop_reason or INTERRUPTED_REASON) if stopped else f"{type(error).__name__}: {error}"
+            await self._abort(reason)
+            if stopped or isinstance(error, AoeError) or not isinstance(error, Exception):
+                raise
+            raise MatchAborted(f"match aborted: {reason}") from error  # recorded: one line, not a traceback
         finally:
             await self._teardown()
         return self.recorder.world
@@ -231,7 +227,7 @@ class MatchRunner(Stoppable):
     async def _abort(self, reason: str) -> None:
         assert self.recorder is not None
         if self.referee is not None:
-            if self.referee.world.match_state not in ("finished", "aborted"):
+            if self.referee.world.match_state not in ev.FINAL_MATCH_STATES:
                 await self.referee.abort(reason)
         elif self.recorder.world.match_state != "aborted":
             self.recorder.emit(ev.MatchStateChanged(from_=self.recorder.world.match_state, to="aborted", reason=reason))
@@ -249,9 +245,17 @@ class MatchRunner(Stoppable):
             await asyncio.shield(self.provider.teardown())
         finally:
             try:
-                self.match_dir.write_world(self.recorder.world.to_json())
-            finally:  # a full disk refuses world.json: the log is still closed (its last whole event stays)
+                if self.recorder.log_failure is None:  # else the log, a valid prefix, is the whole record
+                    self.match_dir.write_world(self.recorder.world.to_json())
+            except OSError as error:  # world.json is the log's fold: `aoe replay` folds the log without it
+                self.recorder.progress("teardown", f"world.json not written ({error.strerror}); the event log stands")
+            finally:
                 self.recorder.close()
+
+    def _log_failed(self, failure: LogWriteFailed) -> None:
+        """The event log's file system refused a write, maybe in a referee task: the match stops (`run` raises it)."""
+        if self._task is not None and not self._task.done() and self._task is not asyncio.current_task():
+            self._task.cancel()
 
     def infrastructure_lost(self, component: str, detail: str) -> bool:
         """Stop the match because what it runs on failed (a host dropped): never a player's fault.

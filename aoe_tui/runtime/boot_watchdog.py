@@ -29,13 +29,21 @@ async def rescue_stalled_boot(
     last_size, last_change = -1, time.monotonic()
     while True:
         await asyncio.sleep(poll_seconds)
-        size = console.stat().st_size if console.exists() else 0
+        size = _size(console)
         if size != last_size:
             last_size, last_change = size, time.monotonic()
             continue
         if time.monotonic() - last_change >= stall_seconds and not _reached_login(console):
             await reset()
             return True
+
+
+def _size(console: Path) -> int:
+    """The console's size, 0 while it is missing (not created yet, or just rotated away by virtlogd)."""
+    try:
+        return console.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _reached_login(console: Path) -> bool:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
 from aoe_tui.runtime.cleanup import process_started
+from aoe_tui.runtime.side_task import beside
 from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, ArenaNic, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
 from aoe_tui.runtime.guest_site import GuestSite, LocalSite
@@ -227,13 +228,12 @@ class TerritoryVM:
             self._identity_given = True
             await self.ssh.connect(max(timeout - (time.monotonic() - started), 1))
             return time.monotonic() - started
-        watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds))
+        watchdog = rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds)
         try:
-            await self.ssh.connect(timeout)
+            async with beside(watchdog, f"territory {self.territory_id}: the boot watchdog"):
+                await self.ssh.connect(timeout)
         except SSHUnavailable as error:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
-        finally:
-            watchdog.cancel()
         return time.monotonic() - started
 
     async def _reset_stalled_boot(self, event: str = "boot-stall-reset") -> None:
@@ -339,16 +339,15 @@ class TerritoryVM:
     async def _connect_before(self, deadline: float, what: str) -> None:
         """SSH back after a reboot; a boot that freezes silently on the way is reset once, as at first boot
         (a frozen guest is the arena's fault, and without this every later check would blame the player)."""
-        watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot))
+        watchdog = rescue_stalled_boot(self.console_path, self._reset_stalled_boot)
         try:
-            await self.ssh.connect(max(deadline - time.monotonic(), 1))
+            async with beside(watchdog, f"territory {self.territory_id}: the boot watchdog"):
+                await self.ssh.connect(max(deadline - time.monotonic(), 1))
         except SSHUnavailable as error:
             raise AoeError(
                 f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "
                 f"but SSH did not answer ({error}); console tail: {self.console_tail(6, separator=' | ')}"
             ) from None
-        finally:
-            watchdog.cancel()
 
     async def suspend(self) -> None:
         await self.hypervisor.suspend(self.name)

@@ -21,6 +21,7 @@ from aoe_tui.runtime.host_link import HostLink, Tunnel
 from aoe_tui.runtime.image import ImageInfo
 from aoe_tui.runtime.overlay import create_overlay, overlay_argv
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
+from aoe_tui.runtime.side_task import stop_task
 from aoe_tui.store.match_layout import CONSOLE_LOG_NAME, OVERLAY_NAME, TerritoryPaths
 
 
@@ -119,8 +120,9 @@ class RemoteSite:
 
     async def close(self, local_console: Path) -> None:
         """Stop mirroring, fetch the whole console log (when the host is still there), close the tunnels."""
-        if self._mirror is not None:
-            self._mirror.cancel()
+        mirror, self._mirror = self._mirror, None
+        if mirror is not None:
+            mirror.cancel()
         try:
             if self._made and not self.link.lost.is_set():
                 await self.link.fetch(self.console_log, local_console)
@@ -129,3 +131,4 @@ class RemoteSite:
         finally:
             for tunnel in self.tunnels:
                 tunnel.close()
+        await stop_task(mirror, f"host {self.link.name}: the console mirror")

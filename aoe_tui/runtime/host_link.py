@@ -108,9 +108,14 @@ class HostLink:
         self._watch = asyncio.create_task(self._watch_connection(self._connection))
 
     async def _watch_connection(self, connection: asyncssh.SSHClientConnection) -> None:
-        await connection.wait_closed()
+        """However the wait for the connection's end ends (closed, or raising), the link is lost, with the reason."""
+        reason = "its SSH connection was lost"
+        try:
+            await connection.wait_closed()
+        except Exception as error:  # noqa: BLE001 - any end of this wait is the link's loss, told through `lost`
+            reason = f"its SSH connection failed: {_say(error)}"
         if not self._closing:
-            self.lost_reason = f"host {self.name}: its SSH connection was lost"
+            self.lost_reason = f"host {self.name}: {reason}"
             self.lost.set()
 
     def _live(self) -> asyncssh.SSHClientConnection:

@@ -61,20 +61,3 @@ def check_disk_room(directory: Path, disks_mib: dict[str, int]) -> None:
             f"{directory}: {free_mib} MiB free on its filesystem, the guests' disks may need {needed} MiB "
             f"({sizes} + {ROOM_MARGIN_MIB} margin); free space or lower the classes' disk_mib"
         )
-
-
-def mount_point(path: Path) -> Path:
-    """The mount point of the filesystem `path` is on (its nearest existing ancestor's): what a full disk names."""
-    path = Path(path).absolute()
-    while not path.exists():
-        path = path.parent
-    while not path.is_mount():
-        path = path.parent
-    return path
-
-
-def disk_full(path: Path) -> str:
-    """One line naming the full filesystem under `path` and what is left on it."""
-    where = mount_point(path)
-    free_mib = shutil.disk_usage(where).free / (1024 * 1024)
-    return f"the filesystem at {where} is full ({free_mib:.1f} MiB free), where {path} is written"

@@ -12,6 +12,13 @@ into one fsync: a busy tick passes a milestone of every territory within
 milliseconds, and one fsync per pass was a third of the referee's own cost
 (benchmarks/referee_overhead.py). `close` waits for the last fsync.
 
+Each event goes to the file in one unbuffered write of its whole line, so
+nothing is held back to be written again later. A write the file system
+refuses (a full disk: `ENOSPC`, a quota) is cut back to the last whole event
+and the writer fails for good (`LogWriteFailed`, one line naming the file
+system): the log on disk stays a valid prefix, never holds a torn or doubled
+event, and nothing is appended after the gap.
+
 The reader is tolerant where a live writer can legitimately leave a mark (a
 final line without newline, mid-append) and strict where the file is wrong
 (a gap, a duplicate, bad JSON mid-file, another schema version), naming the
@@ -20,6 +27,7 @@ file and line in one sentence.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -83,6 +91,8 @@ class _Syncer:
                 if self._stopping.is_set():  # read after the clear: a stop that came before it is seen here
                     return
                 os.fsync(self._fd)
+        except OSError:
+            return  # the file system failed the sync (full, gone): the writer's own next write or close meets it
         finally:
             os.close(self._fd)
 
@@ -100,6 +110,18 @@ def encode_event(event: EventBase) -> str:
     return json.dumps(event.to_json(), separators=(",", ":"), ensure_ascii=False)
 
 
+class LogWriteFailed(AoeError):
+    """The event log's file system refused a write: the log ends at the last whole event and takes no more."""
+
+
+def _mount_point(path: Path) -> Path:
+    """The mount point of the file system holding `path` (what an operator frees space on)."""
+    path = path.resolve()
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
 class EventLogWriter:
     """Appends events to a new log; refuses to overwrite an existing one."""
 
@@ -108,13 +130,17 @@ class EventLogWriter:
         if self.path.exists() and self.path.stat().st_size > 0:
             raise AoeError(f"{self.path}: refusing to write into an existing, non-empty event log")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115  (the writer's, until close())
+        self._file: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115  (the writer's, until close())
         self.next_sequence = 0
         self.last_elapsed_ms = 0
+        self._size = 0  # the bytes of whole events: where a refused write is cut back to
+        self.failure: LogWriteFailed | None = None
         self._syncer = _Syncer(self._file.fileno())
         weakref.finalize(self, self._syncer.abandon)
 
     def append(self, event: EventBase) -> EventBase:
+        if self.failure is not None:
+            raise self.failure
         if self._file is None:
             raise AoeError(f"{self.path}: event log is closed")
         if event.sequence != self.next_sequence:
@@ -126,19 +152,44 @@ class EventLogWriter:
                 f"{self.path}: event {event.sequence} goes back in time "
                 f"({event.elapsed_ms} ms < {self.last_elapsed_ms} ms)"
             )
-        self._file.write(encode_event(event) + "\n")
-        self._file.flush()
+        line = (encode_event(event) + "\n").encode("utf-8")
+        try:
+            written = 0
+            while written < len(line):  # an unbuffered write may take part of the line; the rest follows
+                taken = self._file.write(line[written:])
+                if not taken:
+                    raise OSError(errno.EIO, "the file took none of the line")
+                written += taken
+        except OSError as error:
+            raise self._refused(event, error) from None
+        self._size += len(line)
         if event.kind in DURABLE_KINDS:
             self._syncer.request()
         self.next_sequence += 1
         self.last_elapsed_ms = event.elapsed_ms
         return event
 
+    def _refused(self, event: EventBase, error: OSError) -> LogWriteFailed:
+        """Cut the file back to its last whole event and fail for good, saying which file system refused."""
+        assert self._file is not None
+        try:
+            os.ftruncate(self._file.fileno(), self._size)
+        except OSError:
+            pass  # nothing more can be done to this file; a reader skips a cut final line
+        why = "no space left" if error.errno == errno.ENOSPC else (error.strerror or type(error).__name__).lower()
+        self.failure = LogWriteFailed(
+            f"{self.path}: the file system at {_mount_point(self.path)} refused event {event.sequence} "
+            f"({event.kind}): {why}; the log ends at event {event.sequence - 1} and records nothing more"
+        )
+        return self.failure
+
     def close(self) -> None:
         if self._file is not None:
-            self._file.flush()
             self._syncer.stop()
-            os.fsync(self._file.fileno())
+            try:
+                os.fsync(self._file.fileno())
+            except OSError:
+                pass  # a full file system: what was written is what it kept (a failed append already said so)
             self._file.close()
             self._file = None
 

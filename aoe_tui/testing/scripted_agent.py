@@ -7,6 +7,7 @@ adapter process.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from aoe_tui.agents.protocol import AgentResult, Usage
@@ -38,6 +39,7 @@ class ScriptedAgent:
         self.suspended = False
         self.killed = False
         self.stop_requested = False
+        self.reaper: asyncio.Future | None = None  # nothing to tidy up after an agent in this process
 
     @property
     def exited(self) -> bool:

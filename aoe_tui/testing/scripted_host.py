@@ -56,6 +56,8 @@ class ScriptedPlan:
     storage: Storage = "disk"
     reboot_fails: bool = False
     restart: RestartBehaviour = "honest"
+    lost_at_ms: int | None = None
+    """The VM dies under the match at this time (the infrastructure's doing, as a guest paused by a full disk)."""
 
 
 ACCEPT_SETTLE_SECONDS = 2.0
@@ -257,9 +259,10 @@ class ScriptedTerritory:
         self.plan = plan
         self.state = _GuestState(plan)
         self._alive = True
+        self._elapsed_ms = elapsed_ms
         self._app = _QuietServer(
             (LOOPBACK, 0),
-            _app_handler(self.state, lambda: elapsed_ms() >= plan.ready_at_ms),
+            _app_handler(self.state, lambda: plan.ready_at_ms <= elapsed_ms() and not self._lost()),
             accepted=self.state.connections.add,
         )
         self.state.accept_pending = self._app.accept_pending
@@ -281,7 +284,7 @@ class ScriptedTerritory:
         return None  # the "guest" is this process: there is nothing to SSH into
 
     async def run(self, command: str, timeout: float) -> CommandResult:
-        if not self._alive:
+        if not await self.alive():
             raise TerritoryUnavailable(f"territory {self.territory_id}: the VM is gone")
         return self.state.execute(command)
 
@@ -310,7 +313,10 @@ class ScriptedTerritory:
         self.state.suspended = False
 
     async def alive(self) -> bool:
-        return self._alive
+        return self._alive and not self._lost()
+
+    def _lost(self) -> bool:
+        return self.plan.lost_at_ms is not None and self._elapsed_ms() >= self.plan.lost_at_ms
 
     def kill(self) -> None:
         """Simulate the VM dying under the match."""

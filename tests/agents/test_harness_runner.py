@@ -142,3 +142,43 @@ def test_the_registry_runs_each_harness_in_its_guest_and_hashes_the_recipe() -> 
         assert RECIPE in adapter.sources and runs_in_guest(adapter_id)
         assert HARNESS_PROTOCOLS[adapter_id] == (harness.protocol,)
     assert not runs_in_guest("openai") and not runs_in_guest("oracle")
+
+
+@pytest.mark.parametrize("adapter_id", ["claude-code", "codex", "opencode"])
+def test_a_session_cut_by_the_reboot_is_resumed_by_its_id_with_our_prompt(adapter_id) -> None:
+    from aoe_tui.agents.harnesses.base import RESUME_PROMPT, HarnessContext
+
+    harness = HARNESS_MODULES[adapter_id]
+    ctx = HarnessContext("the brief", "m", "http://127.0.0.1:1", TOKEN, "/root/h", "/root/arena")
+    assert harness.resume_argv is not None
+    words = harness.resume_argv(ctx, "session-7f3a")
+    assert "session-7f3a" in words and words[-1] == RESUME_PROMPT and "the brief" not in words
+    assert words[0] == harness.argv(ctx)[0]
+
+
+def test_harnesses_without_a_headless_resume_say_so() -> None:
+    assert HARNESS_MODULES["mini-swe-agent"].resume_argv is None
+
+
+def test_a_saved_match_shows_each_real_harness_with_its_version(tmp_path) -> None:
+    """provenance `harness_versions` (as the referee writes it) reaches the agents the app draws."""
+    import json
+    import shutil
+
+    from aoe_tui.engine.provenance import harness_versions
+    from aoe_tui.store.manifest_file import load_manifest
+    from aoe_tui.store.saved_match import load_match
+    from tests.fixture_paths import PROJECT
+
+    copy = tmp_path / "match"
+    shutil.copytree(PROJECT / "tests" / "fixtures" / "matches" / "first-build-oracle-20260813-154733", copy)
+    manifest = load_manifest(PROJECT / "arenas" / "first-build" / "arena.toml")
+    agents = [manifest.agents[0].model_copy(update={"adapter": "codex"}), *manifest.agents[1:]]
+    manifest = manifest.model_copy(update={"agents": agents})
+    (copy / "arena.json").write_text(manifest.model_dump_json())
+    provenance = harness_versions(manifest)
+    assert provenance == {"harness_versions": {"codex": "@openai/codex@0.171.0"}}
+    (copy / "match.json").write_text(json.dumps(provenance))
+    shown = load_match(copy).agents[agents[0].id]
+    assert (shown.adapter, shown.adapter_version) == ("codex", "@openai/codex@0.171.0")
+    assert load_match(copy).agents[agents[1].id].adapter_version is None

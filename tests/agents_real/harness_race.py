@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aoe_tui.agents.harnesses import HARNESS_MODULES
+from aoe_tui.agents.openai_harness.main import KeyFiles
 from aoe_tui.agents.scripted.apps import app_source
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.world import World
 from aoe_tui.engine.libvirt_host import LibvirtProvider
 from aoe_tui.engine.provider import ProcessLauncher
 from aoe_tui.engine.runner import MatchRunner
+from aoe_tui.runtime.ssh import GuestSSH
 from aoe_tui.store.manifest_file import load_manifest
-from aoe_tui.testing.harness_scripts import script, scripted_server, write_command
+from aoe_tui.testing.harness_scripts import ToolTurns, script, scripted_server, write_command
 from aoe_tui.testing.model_server import ScriptedModelServer, Turn
 from tests.agents_real.builder_script import SELF_CHECK, START
 from tests.agents_real.gateway_match import KEY_FRAGMENT, PROVIDER_KEY
@@ -35,7 +40,7 @@ KEY_SCAN = (
     f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses "
     "2>/dev/null | head -5; echo scan-done"
 )
-USAGE = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
+USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,9 @@ class Entrant:
     agent_id: str
     adapter: str
     behaviour: str  # careful, memory or silent
+    # The model "thinks" this long before its first answer: a careful winner waits for a slow in-memory harness
+    # (opencode and Gemini CLI take 40-70 s to start under TCG) to reach write-read before the race is over.
+    first_answer_delay_s: float = 0.0
 
 
 def turns_for(entrant: Entrant) -> list[Turn]:
@@ -57,7 +65,8 @@ def turns_for(entrant: Entrant) -> list[Turn]:
     ]
     if entrant.behaviour == "careful":
         commands.append((KEY_SCAN, "Look for the provider key in the guest"))
-    return script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
+    turns = script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
+    return [replace(turns[0], delay_s=entrant.first_answer_delay_s), *turns[1:]]
 
 
 def fleet_toml(entrants: list[Entrant]) -> str:
@@ -82,18 +91,70 @@ class RaceResult:
     world: World
     output: Path
     servers: dict[str, ScriptedModelServer]
-    live_trace_lengths: dict[str, int]  # the most tool calls seen in each live tool_trace.jsonl while it ran
+    live_trace_lengths: dict[str, int]  # the most tool calls in each live tool_trace.jsonl while its adapter ran
+    foreign_token_probes: list[tuple[str, str]]  # (what was tried from a guest, the HTTP status it got)
 
     def trace(self, agent_id: str) -> list[dict]:
         path = self.output / "agents" / agent_id / "tool_trace.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def runner_environments() -> dict[str, dict[str, str]]:
+    """Each running harness adapter's environment by agent id (read from the host's /proc, as root)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"aoe_tui.agents.harnesses" not in (entry / "cmdline").read_bytes():
+                continue
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if "AOE_AGENT_ID" in env:
+            found[env["AOE_AGENT_ID"]] = env
+    return found
+
+
+async def probe_foreign_token(probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
+    """From one agent's guest, with another agent's gateway token (taken from that adapter's environment): at
+    this guest's own gateway port the token is refused; the other agent's port does not answer here at all."""
+    while not stop.is_set() and not probes:
+        envs = runner_environments()
+        if len(envs) >= 2:
+            (owner, theirs), (_, mine) = sorted(envs.items())[:2]
+            ssh = GuestSSH(
+                mine["AOE_TERRITORY_ID"], "127.0.0.1", int(mine["AOE_SSH_PORT"]),
+                KeyFiles(Path(mine["AOE_SSH_KEY"]), Path(mine["AOE_KNOWN_HOSTS"])),
+            )  # fmt: skip
+            here, there = urlsplit(mine["AOE_GATEWAY_URL"]).port, urlsplit(theirs["AOE_GATEWAY_URL"]).port
+            token = theirs["AOE_GATEWAY_TOKEN"]
+            ask = (
+                "curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' "
+                f"-H 'Authorization: Bearer {token}' -H 'x-api-key: {token}' -H 'x-goog-api-key: {token}' "
+                "--data '{}' http://127.0.0.1:{port}/v1/chat/completions"
+            )
+            try:
+                own = (await ssh.run(ask.replace("{port}", str(here)), 30)).stdout.strip()
+                if own != "000":  # the forward is open: the foreign token was judged at this guest's own port
+                    foreign = (await ssh.run(ask.replace("{port}", str(there)), 30)).stdout.strip()
+                    probes.extend(
+                        [(f"{owner}'s token at {mine['AOE_AGENT_ID']}'s port", own), (f"{owner}'s port", foreign)]
+                    )
+            except AoeError:
+                pass
+            finally:
+                await ssh.close()
+        await asyncio.sleep(2)
+
+
 async def watch_traces(output: Path, seen: dict[str, int], stop: asyncio.Event) -> None:
+    """The most tool calls in each agent's live trace while its adapter still ran (live, not read at the end)."""
     while not stop.is_set():
-        for path in (output / "agents").glob("*/tool_trace.jsonl") if (output / "agents").is_dir() else ():
-            count = sum(1 for line in path.read_text(errors="replace").splitlines() if line.strip())
-            seen[path.parent.name] = max(seen.get(path.parent.name, 0), count)
+        running = runner_environments()
+        for agent_id in running:
+            path = output / "agents" / agent_id / "tool_trace.jsonl"
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+            seen[agent_id] = max(seen.get(agent_id, 0), sum(1 for line in lines if line.strip()))
         await asyncio.sleep(0.5)
 
 
@@ -103,6 +164,7 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
     servers = {e.agent_id: scripted_server(turns_for(e)) for e in entrants}
     output = tmp_path / "match"
     seen: dict[str, int] = {}
+    probes: list[tuple[str, str]] = []
     for server in servers.values():
         await server.__aenter__()
     try:
@@ -118,21 +180,19 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
             manifest=load_manifest(ARENA, tmp_path / "fleet.toml"),
         )
         stop = asyncio.Event()
-        watcher = asyncio.ensure_future(watch_traces(output, seen, stop))
+        watchers = [
+            asyncio.ensure_future(watch_traces(output, seen, stop)),
+            asyncio.ensure_future(probe_foreign_token(probes, stop)),
+        ]
         try:
             world = await runner.run()
         finally:
             stop.set()
-            await watcher
+            await asyncio.gather(*watchers)
     finally:
         for server in servers.values():
             await server.__aexit__(None, None, None)
-    return RaceResult(world, output, servers, seen)
-
-
-def model_requests(server: ScriptedModelServer) -> list:
-    """The requests that reached the model (side requests included: the gateway charges every round)."""
-    return list(server.requests)
+    return RaceResult(world, output, servers, seen, probes)
 
 
 def assert_key_never_left_the_gateway(result: RaceResult) -> None:
@@ -145,3 +205,46 @@ def assert_key_never_left_the_gateway(result: RaceResult) -> None:
     for path in result.output.rglob("*"):
         if path.is_file():
             assert PROVIDER_KEY not in path.read_text(errors="replace"), f"the provider key leaked into {path}"
+
+
+def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
+    """The careful harness wins durable with 100; in-memory ones stop at service-restart; a silent one (no tool
+    call) is the player's failure in its harness's words while the match goes on; tool calls reach the live feed
+    with their commands and outputs; every token charged is one the scripted server sent; the careful model's
+    search of its guest finds no provider key; the key is at the providers and nowhere else."""
+    world = result.world
+    dump = str(world.model_dump(mode="json"))[:6000]
+    territory = {e.agent_id: t for e, t in zip(entrants, TERRITORIES, strict=False)}
+    careful = next(e for e in entrants if e.behaviour == "careful")
+    assert world.winner == territory[careful.agent_id], dump
+    won = world.territories[territory[careful.agent_id]]
+    assert won.competitor_state == "durable" and won.milestone_points == 100, dump
+    # It finished, or the referee's reboot cut it and the race ended before its resumed session did: never a
+    # failure of its own.
+    careful_state = world.agents[careful.agent_id]
+    assert careful_state.successful or careful_state.failure_source in ("arena", "controller"), careful_state
+    for entrant in entrants:
+        agent = world.agents[entrant.agent_id]
+        turns = result.servers[entrant.agent_id].turns
+        assert isinstance(turns, ToolTurns)
+        served = turns.served
+        assert agent.metered and agent.resource_units_used == len(served), (entrant, agent)
+        assert agent.input_tokens == sum(t.input_tokens for t in served), (entrant, agent, len(served))
+        assert agent.output_tokens == sum(t.output_tokens for t in served), (entrant, agent)
+        if entrant.behaviour == "silent":
+            assert agent.failure_source == "player" and "never called a tool" in (agent.terminal_detail or ""), agent
+            assert "I would rather describe" in (agent.terminal_detail or ""), agent
+            continue
+        if entrant.behaviour == "memory":
+            milestones = world.territories[territory[entrant.agent_id]].milestones
+            assert milestones["write-read"].passed and not milestones["service-restart"].passed, (entrant, dump)
+        trace = result.trace(entrant.agent_id)
+        assert result.live_trace_lengths.get(entrant.agent_id, 0) >= 3, (entrant, result.live_trace_lengths)
+        inspect = next((e for e in trace if "systemctl cat builder-app.service" in str(e.get("input"))), None)
+        assert inspect is not None and "builder-app" in str(inspect.get("output")), (entrant, trace[:2])
+    assert_key_never_left_the_gateway(result)
+    # Another agent's token, used from this agent's guest: refused at this guest's own port (401), and the other
+    # agent's port is not reachable from here at all (no answer: 000).
+    assert [status for _, status in result.foreign_token_probes] == ["401", "000"], result.foreign_token_probes
+    scan = [e for e in result.trace(careful.agent_id) if KEY_FRAGMENT in str(e.get("input"))]
+    assert scan and str(scan[-1]["output"]).strip().splitlines()[:2] == ["0", "scan-done"], scan

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,46 @@ async def test_a_harness_in_the_guest_reaches_the_gateway_through_the_reverse_fo
         finally:
             await gateway.close()
             await other.close()
+
+
+async def run_guest_harness(adapter: str, guest: TerritoryVM, directory: Path, timeout: float = 120) -> dict:
+    """The real harnesses' adapter (`python -m aoe_tui.agents.harnesses ADAPTER`) against this guest; its result."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "instruction.md").write_text("Build the service.")
+    env = harness_env(directory, "http://127.0.0.1:9/unused", access(guest))
+    env.update(AOE_GATEWAY_URL="http://127.0.0.1:18412", AOE_GATEWAY_TOKEN="aoe-gw-test-token")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "aoe_tui.agents.harnesses", adapter, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    assert b"Traceback" not in stderr, stderr.decode()[-2000:]
+    return json.loads((directory / "result.json").read_text())
+
+
+async def test_a_harness_whose_bundle_is_missing_fails_as_the_harness_with_one_line(
+    guest: TerritoryVM, tmp_path: Path
+) -> None:
+    """This guest has no bundle disk attached: the harness cannot start, and that is never the player's fault."""
+    result = await run_guest_harness("claude-code", guest, tmp_path / "agent")
+    assert (result["status"], result["source"]) == ("harness_error", "harness"), result
+    assert "harness bundle is not attached" in result["summary"] and "\n" not in result["summary"]
+
+
+async def test_a_harness_that_crashes_at_start_is_blamed_on_the_harness_with_its_own_last_line(
+    guest: TerritoryVM, tmp_path: Path
+) -> None:
+    """A bundle whose claude dies before its first event (here a stand-in on a tmpfs at the mount point)."""
+    crash = (
+        "#!/bin/sh\necho 'loading claude' >&2\necho 'claude: fatal: illegal instruction (core dumped)' >&2\nexit 132\n"
+    )
+    await guest.ssh.run(
+        "mkdir -p /opt/aoe-harnesses && mount -t tmpfs tmpfs /opt/aoe-harnesses && mkdir /opt/aoe-harnesses/bin", 30
+    )
+    try:
+        await guest.ssh.write_file("/opt/aoe-harnesses/bin/claude", crash.encode(), 0o755)
+        result = await run_guest_harness("claude-code", guest, tmp_path / "agent")
+    finally:
+        await guest.ssh.run("umount /opt/aoe-harnesses", 30)
+    assert (result["status"], result["source"]) == ("harness_error", "harness"), result
+    assert result["summary"] == "claude-code did not start: claude: fatal: illegal instruction (core dumped)"

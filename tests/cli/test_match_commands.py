@@ -86,6 +86,20 @@ def test_validate_reports_shape_and_rule_problems_in_one_pass(tmp_path, capsys):
     assert "territories[0].id: 'Builder One' must be lowercase" in said
 
 
+def test_validate_reports_missing_sections_and_bad_values_in_one_pass(tmp_path):
+    manifest = tmp_path / "arena.toml"
+    manifest.write_text('schema_version = 1\n[arena]\nid = "Bad Id"\n[[territories]]\nid = "T one"\n')
+    result = run_aoe("validate", str(manifest))
+    assert result.returncode == 1 and "Traceback" not in result.stderr + result.stdout
+    lines = result.stdout.splitlines()
+    assert all(line.startswith(f"{manifest}: ") for line in lines), lines
+    fields = [line.removeprefix(f"{manifest}: ").split(":")[0] for line in lines]
+    for field in ("arena.display_name", "network", "rules", "classes", "agents", "territories[0].class"):
+        assert field in fields, lines
+    assert f"{manifest}: arena.id: 'Bad Id' must be lowercase ASCII letters, digits and hyphens" in lines
+    assert f"{manifest}: territories[0].id: 'T one' must be lowercase ASCII letters, digits and hyphens" in lines
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

@@ -122,6 +122,29 @@ def test_missing_tables_and_a_bad_id_are_reported_together():
     ]
 
 
+def test_bad_values_inside_incomplete_tables_are_reported_with_the_missing_keys():
+    manifest, problems = validate_manifest(
+        {
+            "arena": {"id": "Bad Id"},
+            "rules": {"duration_seconds": -3},
+            "territories": [{"id": "T one"}, {"class": "small"}, {"id": "t-two", "class": "small"}],
+        }
+    )
+    said = [str(p) for p in problems]
+    assert manifest is None
+    for expected in (
+        "arena.display_name: required key is missing",
+        "network: required key is missing",
+        "territories[0].class: required key is missing",
+        "territories[1].id: required key is missing",
+        "arena.id: 'Bad Id' must be lowercase ASCII letters, digits and hyphens",
+        "territories[0].id: 'T one' must be lowercase ASCII letters, digits and hyphens",
+        "rules.duration_seconds: must be positive",
+    ):
+        assert expected in said, said
+    assert len(said) == len(set(said))  # each problem once
+
+
 def test_a_malformed_table_skips_only_the_rules_that_need_it():
     def broken(d):
         d["rules"]["duration_seconds"] = "long"

@@ -45,7 +45,7 @@ def test_a_full_match_folder_mid_race_is_one_line_and_strands_nothing(tmp_path, 
     output = "".join(seen) + output
     assert process.returncode != 0, output[-3000:]
     assert "Traceback" not in output, output[-4000:]
-    full = [line for line in output.splitlines() if f"the filesystem at {small_disk} is full" in line]
+    full = [line for line in output.splitlines() if f"the file system at {small_disk}" in line]
     assert len(full) == 1 and full[0].startswith("aoe: "), output[-3000:]
     match_dir = only_match_in(small_disk)
     assert domains_of(match_dir) == []

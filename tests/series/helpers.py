@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shutil
@@ -73,7 +74,8 @@ class Stoppable(Protocol):
 class ScriptedRounds:
     """A series round factory on scripted territories: `unavailable[(round, attempt)]` lists agents whose
     provider is down in that attempt; `stop_in_round` stops the series once that round's match is running;
-    `held[round]` holds that round's match clock at so many seconds (`sources[round]` lets it go on)."""
+    `held[round]` holds that round's match clock at so many seconds (`sources[round]` lets it go on); in the
+    `lost` (round, attempt)s every guest dies a second in (the infrastructure's doing: the match is void)."""
 
     def __init__(
         self,
@@ -81,11 +83,13 @@ class ScriptedRounds:
         unavailable: dict[tuple[int, int], list[str]] | None = None,
         stop_in_round: int | None = None,
         held: dict[int, float] | None = None,
+        lost: frozenset[tuple[int, int]] = frozenset(),
     ) -> None:
         self.arena = arena
         self.unavailable = unavailable or {}
         self.stop_in_round = stop_in_round
         self.held = held or {}
+        self.lost = lost
         self.series: Stoppable | None = None  # the series or benchmark under test, set by the test
         self.plans: list[tuple[int, int]] = []
         self.sources: dict = {}
@@ -106,10 +110,11 @@ class ScriptedRounds:
             for agent in self.unavailable.get((plan.number, plan.attempt), [])
         }
         self.sources[plan.number] = source = ManualSource(limit=self.held.get(plan.number, math.inf))
+        lost = (plan.number, plan.attempt) in self.lost
         runner = MatchRunner(
             self.arena,
             plan.output,
-            ScriptedProvider(dict(RACE)),
+            ScriptedProvider({t: dataclasses.replace(p, lost_at_ms=1000) if lost else p for t, p in RACE.items()}),
             ScriptedLauncher(scripts),
             source=source,
             drain_seconds=1,

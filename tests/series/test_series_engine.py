@@ -148,3 +148,21 @@ async def test_a_round_that_cannot_be_played_is_retried_then_stops_the_series_re
         await SeriesRunner(arena, output, broken, report=lines.append).run()
     assert (output / "round-001.failed-1").is_dir() and series_json(output)["rounds_completed"] == 0
     assert "round 1: builder-one: the guest never booted" in lines
+
+
+async def test_a_void_round_is_played_again_and_never_recorded(tmp_path):
+    arena, output, lines = quick_arena(tmp_path / "arena"), tmp_path / "series", []
+    factory = ScriptedRounds(arena, lost=frozenset({(1, 1)}))
+    final = await make_series(arena, output, factory, lines, rounds=1).run()
+    assert factory.plans == [(1, 1), (1, 2)]
+    assert load_match(output / "round-001.failed-1").world.match_state == "void"
+    assert [(r["forfeits"], r["attempts"]) for r in final["rounds"]] == [([], 2)]
+    assert any("round 1: ended void; kept as round-001.failed-1" in line for line in lines)
+
+
+async def test_a_void_last_attempt_stops_the_series_instead_of_counting(tmp_path):
+    arena, output, lines = quick_arena(tmp_path / "arena"), tmp_path / "series", []
+    factory = ScriptedRounds(arena, lost=frozenset({(1, 1)}))
+    with pytest.raises(AoeError, match="round 1 ended void 1 times"):
+        await make_series(arena, output, factory, lines, rounds=1, replays=0).run()
+    assert standings_report(output)["standings"] == []  # the void round's folder is there, and counts nowhere

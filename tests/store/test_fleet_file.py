@@ -53,6 +53,8 @@ def test_shape_problems_of_a_fleet_name_their_keys(tmp_path) -> None:
         "agents[0].colour: unknown key",
         "agents[1].adapter: required key is missing",
         "agents[1].model: required key is missing",
+        # judged on what did parse, in the same pass: the fleet seats nobody at builder-two
+        "territories[1]: territory builder-two has 0 agents, needs exactly one",
     ]
 
 

@@ -68,10 +68,19 @@ class Harness:
     argv: Callable[[HarnessContext], tuple[str, ...]]
     parser: Callable[[], HarnessParser]
     trajectory: str | None = None  # the file (relative to its HOME) its record is read from; None: stdout
+    # Its command line to carry on session `session_id` (cut by the referee's reboot) with a new prompt; None: it
+    # cannot resume one headless.
+    resume_argv: Callable[[HarnessContext, str], tuple[str, ...]] | None = None
 
     @property
     def spec(self) -> str:
         return f"{self.package}@{self.version}" if self.registry == "npm" else f"{self.package}=={self.version}"
+
+
+RESUME_PROMPT = (
+    "The referee rebooted this host to check that your service survives it, and that cut your session. "
+    "The host is back. Carry on with the task where you left off."
+)
 
 
 @dataclass
@@ -90,6 +99,8 @@ class HarnessReport:
 
 class HarnessParser:
     """Reads a harness's record; `feed` returns the calls that finished, `finish` the whole report."""
+
+    report: HarnessReport  # what it has read so far (the session id to resume, before the record ends)
 
     def feed(self, data: bytes, now_ms: int | None = None) -> list[ToolTraceEntry]:
         raise NotImplementedError

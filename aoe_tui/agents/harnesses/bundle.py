@@ -22,6 +22,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -195,9 +196,18 @@ def _install_env() -> dict[str, str]:
 
 
 def _error_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The registry's own error: npm's first error line that says something (not its code or its log's path),
+    else pip's (or anything's) last error line, else the last line."""
     lines = [line.strip() for line in (result.stderr + "\n" + result.stdout).splitlines() if line.strip()]
-    errors = [line for line in lines if "ERR" in line or "error" in line.lower()]
-    return ((errors or lines or [f"exit {result.returncode}"])[-1])[:300]
+    useful = [
+        line
+        for line in lines
+        if re.search(r"\berror\b|ERR!", line, re.IGNORECASE)
+        and "complete log" not in line
+        and not re.fullmatch(r"npm (error|ERR!)( code \S+)?", line)
+    ]
+    npm = [line for line in useful if line.startswith("npm ")]
+    return (npm[0] if npm else useful[-1] if useful else lines[-1] if lines else f"exit {result.returncode}")[:300]
 
 
 def _copy_node(target: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    RESUME_PROMPT,
     ConfigFile,
     Harness,
     HarnessContext,
@@ -55,10 +56,11 @@ def env(ctx: HarnessContext) -> dict[str, str]:
     }
 
 
-def argv(ctx: HarnessContext) -> tuple[str, ...]:
+def argv(ctx: HarnessContext, resume: str | None = None) -> tuple[str, ...]:
     return (
         "claude",
         "-p",
+        *(("--resume", resume) if resume is not None else ()),
         "--output-format",
         "stream-json",
         "--verbose",
@@ -69,8 +71,12 @@ def argv(ctx: HarnessContext) -> tuple[str, ...]:
         "--max-turns",
         str(ctx.max_turns),
         "--",
-        ctx.prompt,
+        ctx.prompt if resume is None else RESUME_PROMPT,
     )
+
+
+def resume_argv(ctx: HarnessContext, session_id: str) -> tuple[str, ...]:
+    return argv(ctx, session_id)
 
 
 class ClaudeCodeParser(JsonLinesParser):
@@ -154,4 +160,5 @@ HARNESS = Harness(
     env=env,
     argv=argv,
     parser=ClaudeCodeParser,
+    resume_argv=resume_argv,
 )

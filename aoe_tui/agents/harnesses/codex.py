@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    RESUME_PROMPT,
     ConfigFile,
     Harness,
     HarnessContext,
@@ -83,16 +84,20 @@ def env(ctx: HarnessContext) -> dict[str, str]:
 
 
 def argv(ctx: HarnessContext) -> tuple[str, ...]:
+    return ("codex", "exec", *_exec_options(ctx), "--", ctx.prompt)
+
+
+def resume_argv(ctx: HarnessContext, session_id: str) -> tuple[str, ...]:
+    return ("codex", "exec", "resume", *_exec_options(ctx), "--", session_id, RESUME_PROMPT)
+
+
+def _exec_options(ctx: HarnessContext) -> tuple[str, ...]:
     return (
-        "codex",
-        "exec",
         "--json",
         "--skip-git-repo-check",
         "--dangerously-bypass-approvals-and-sandbox",
         "-m",
         ctx.model,
-        "--",
-        ctx.prompt,
     )
 
 
@@ -196,4 +201,5 @@ HARNESS = Harness(
     env=env,
     argv=argv,
     parser=CodexParser,
+    resume_argv=resume_argv,
 )

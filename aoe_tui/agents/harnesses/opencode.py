@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    RESUME_PROMPT,
     ConfigFile,
     Harness,
     HarnessContext,
@@ -96,6 +97,23 @@ def env(ctx: HarnessContext) -> dict[str, str]:
 
 def argv(ctx: HarnessContext) -> tuple[str, ...]:
     return ("opencode", "run", "--model", f"{PROVIDER}/{ctx.model}", "--format", "json", "--auto", "--", ctx.prompt)
+
+
+def resume_argv(ctx: HarnessContext, session_id: str) -> tuple[str, ...]:
+    model = f"{PROVIDER}/{ctx.model}"
+    return (
+        "opencode",
+        "run",
+        "--session",
+        session_id,
+        "--model",
+        model,
+        "--format",
+        "json",
+        "--auto",
+        "--",
+        RESUME_PROMPT,
+    )
 
 
 class OpencodeParser(JsonLinesParser):
@@ -180,4 +198,5 @@ HARNESS = Harness(
     env=env,
     argv=argv,
     parser=OpencodeParser,
+    resume_argv=resume_argv,
 )

@@ -47,6 +47,7 @@ from aoe_tui.agents.openai_harness.scrub import Scrubber
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.openai_harness.usage import UsageTotals
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.transcript import ToolTraceEntry
 from aoe_tui.domain.secret_patterns import environment_secrets
 from aoe_tui.runtime.domain_xml import HARNESS_DISK_SERIAL
 from aoe_tui.runtime.ssh import GuestSSH, kill_session_command, wrap_in_session
@@ -59,6 +60,8 @@ MAX_STREAM_BYTES = 64 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
 PREPARE_TIMEOUT_S = 60.0
 NOT_STARTED_EXITS = (126, 127)  # the shell's "cannot execute" and "not found"
+MAX_RESUMES = 3  # a harness cut more often than this in one match stays cut
+TRAJECTORY_POLL_S = 3.0  # how often a trajectory file is read again for the live trace
 
 
 @dataclass
@@ -81,6 +84,8 @@ class GuestHarness:
         self._started = time.monotonic()
         self._stream_path = settings.result_file.parent / STREAM_FILE
         self._token: str | None = None
+        self.resumed = 0  # sessions carried on after a cut
+        self._emitted = 0  # tool calls sent to the live trace
 
     def context(self, prompt: str, guest_port: int) -> HarnessContext:
         assert self.settings.gateway_token is not None
@@ -94,7 +99,16 @@ class GuestHarness:
         )
 
     async def prepare(self, ctx: HarnessContext, host_port: int) -> None:
-        """The bundle mounted, the gateway's forward open, the configuration written."""
+        """The bundle mounted, the gateway's forward open (kept on every later connection), the configuration
+        written."""
+        await self.mount_bundle()
+        await self.ssh.forward_to_host(int(ctx.gateway_url.rsplit(":", 1)[1]), host_port)
+        await self.ssh.run(f"mkdir -p {shlex.quote(ctx.home)} {shlex.quote(ctx.workdir)}", PREPARE_TIMEOUT_S)
+        for config in self.harness.files(ctx):
+            await self.ssh.write_file(config.path, config.text.encode(), config.mode, PREPARE_TIMEOUT_S)
+
+    async def mount_bundle(self) -> None:
+        """The bundle's disk at GUEST_MOUNT (again after a reboot)."""
         device = f"/dev/disk/by-id/virtio-{HARNESS_DISK_SERIAL}"
         mount = (
             f"mkdir -p {GUEST_MOUNT} && {{ mountpoint -q {GUEST_MOUNT} || mount -o ro {device} {GUEST_MOUNT} "
@@ -106,24 +120,21 @@ class GuestHarness:
                 f"the harness bundle is not attached to this guest ({GUEST_MOUNT}): "
                 f"{error_line(result.stderr) or f'mount exit {result.exit_status}'}"
             )
-        await self.ssh.forward_to_host(int(ctx.gateway_url.rsplit(":", 1)[1]), host_port)
-        await self.ssh.run(f"mkdir -p {shlex.quote(ctx.home)} {shlex.quote(ctx.workdir)}", PREPARE_TIMEOUT_S)
-        for config in self.harness.files(ctx):
-            await self.ssh.write_file(config.path, config.text.encode(), config.mode, PREPARE_TIMEOUT_S)
 
-    def command(self, ctx: HarnessContext) -> str:
+    def command(self, ctx: HarnessContext, argv: tuple[str, ...] | None = None) -> str:
         environment = {"PATH": GUEST_PATH, "LANG": "C.UTF-8", "TERM": "dumb", **self.harness.env(ctx)}
         assignments = " ".join(shlex.quote(f"{name}={value}") for name, value in environment.items())
-        argv = " ".join(shlex.quote(part) for part in self.harness.argv(ctx))
-        return f"cd {shlex.quote(ctx.workdir)} && exec env -i {assignments} {argv} </dev/null"
+        words = " ".join(shlex.quote(part) for part in (argv or self.harness.argv(ctx)))
+        return f"cd {shlex.quote(ctx.workdir)} && exec env -i {assignments} {words} </dev/null"
 
-    async def run(self, ctx: HarnessContext) -> HarnessRun:
-        """Run it to its end (or the connection's), feeding its stream to the parser and the live trace."""
+    async def run(self, ctx: HarnessContext, argv: tuple[str, ...] | None = None) -> HarnessRun:
+        """Run it (`argv`: its resume command) to its end or the connection's, feeding its stream to the parser
+        and the live trace."""
         outcome = HarnessRun()
         stderr = bytearray()
         connection = await self.ssh.connect()
         self._token = uuid.uuid4().hex
-        process = await connection.create_process(wrap_in_session(self.command(ctx), self._token), encoding=None)
+        process = await connection.create_process(wrap_in_session(self.command(ctx, argv), self._token), encoding=None)
         process.stdin.write_eof()
 
         async def drain_stderr() -> None:
@@ -139,8 +150,8 @@ class GuestHarness:
                         stream.write(chunk)
                         stream.flush()
                     outcome.stream_bytes += len(chunk)
-                    for entry in self.parser.feed(chunk, self.elapsed_ms()):
-                        self.outputs.tool_call(entry.model_dump(exclude_none=True))
+                    if self.harness.trajectory is None:  # else its stdout is console text; its record is a file
+                        self._emit(self.parser.feed(chunk, self.elapsed_ms()))
             await errors
             await process.wait_closed()
             outcome.exit_status = process.returncode
@@ -154,15 +165,51 @@ class GuestHarness:
         self._token = None
         return outcome
 
+    async def resume(self, ctx: HarnessContext, cut: HarnessRun) -> HarnessRun | None:
+        """After the guest came back from a cut (the referee's reboot), the harness's session carried on where it
+        stopped, when it can resume one headless and said which; None when it cannot (the run stays cut)."""
+        if self.harness.resume_argv is None or (session := self.parser.report.session_id) is None:
+            return None
+        try:
+            await self.ssh.connect(self.settings.limits.reconnect_s)  # its forwards open again with it
+            await self.mount_bundle()
+        except AoeError:
+            return None
+        self.resumed += 1
+        run = await self.run(ctx, self.harness.resume_argv(ctx, session))
+        run.stream_bytes += cut.stream_bytes
+        return run
+
     async def read_trajectory(self, ctx: HarnessContext) -> None:
-        """A harness whose record is a file (mini-swe-agent's trajectory): read it once the run ended."""
-        if self.harness.trajectory is None:
-            return
+        """A harness whose record is a file (mini-swe-agent's trajectory): read it whole once the run ended; the
+        calls not yet in the live trace go there."""
+        if self.harness.trajectory is not None and (document := await self._trajectory(ctx)) is not None:
+            self.parser.feed(document)
+            self._emit(self.parser.finish().tool_trace[self._emitted :])
+
+    async def follow_trajectory(self, ctx: HarnessContext) -> None:
+        """While it runs: its trajectory file (rewritten after each of its steps) read again every few seconds,
+        each call not yet emitted sent to the live trace."""
+        while True:
+            await asyncio.sleep(TRAJECTORY_POLL_S)
+            try:
+                document = await self._trajectory(ctx)
+            except AoeError:
+                continue  # the guest is away (rebooting); the next look may find it
+            if document is not None:
+                reading = self.harness.parser()
+                reading.feed(document)
+                self._emit(reading.finish().tool_trace[self._emitted :])
+
+    async def _trajectory(self, ctx: HarnessContext) -> bytes | None:
         path = f"{ctx.home}/{self.harness.trajectory}"
         result = await self.ssh.run(f"head -c {MAX_DOCUMENT_BYTES} {shlex.quote(path)}", PREPARE_TIMEOUT_S)
-        if result.exit_status == 0:
-            for entry in self.parser.feed(result.stdout.encode()):
-                self.outputs.tool_call(entry.model_dump(exclude_none=True))
+        return result.stdout.encode() if result.exit_status == 0 else None
+
+    def _emit(self, entries: list[ToolTraceEntry]) -> None:
+        for entry in entries:
+            self.outputs.tool_call(entry.model_dump(exclude_none=True))
+        self._emitted += len(entries)
 
     async def stop(self) -> None:
         """Kill what runs in the guest (the referee's SIGTERM at the end of the match)."""
@@ -217,7 +264,7 @@ def reported_usage(report: HarnessReport, tool_calls: int) -> UsageTotals:
 
 
 def transcript(
-    harness: Harness, settings: HarnessSettings, report: HarnessReport, outcome: Outcome, prompt: str
+    harness: Harness, settings: HarnessSettings, report: HarnessReport, outcome: Outcome, prompt: str, resumed: int
 ) -> dict[str, Any]:
     usage = report.usage.model_dump(exclude_none=True) if report.usage else {}
     return {
@@ -225,6 +272,7 @@ def transcript(
         "model": settings.model,
         "harness": {"adapter": harness.adapter_id, "package": harness.package, "version": harness.version},
         "session_id": report.session_id,
+        "resumed_after_reboot": resumed,  # times its session was carried on after the referee's reboot cut it
         "outcome": {"status": outcome.status, "summary": outcome.summary},
         "usage": usage,
         "messages": [{"role": "user", "content": prompt}]
@@ -268,7 +316,19 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
     try:
         await guest.prepare(ctx, host_port)
         _log(scrub, f"{harness.adapter_id} {harness.version}: started in {settings.territory_id}")
-        run = await guest.run(ctx)
+        follower = asyncio.ensure_future(guest.follow_trajectory(ctx)) if harness.trajectory else None
+        try:
+            run = await guest.run(ctx)
+        finally:
+            if follower is not None:
+                follower.cancel()
+                await asyncio.gather(follower, return_exceptions=True)
+        while run.cut and guest.resumed < MAX_RESUMES:
+            _log(scrub, f"{harness.adapter_id}: the session was cut (the guest went away); resuming it once back")
+            resumed = await guest.resume(ctx, run)
+            if resumed is None:
+                break
+            run = resumed
         if not run.cut:
             await guest.read_trajectory(ctx)
         report = guest.parser.finish()
@@ -288,7 +348,9 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
             "arena" if run.stream_bytes else "harness",
         )
     outputs.final(
-        outcome, reported_usage(report, len(report.tool_trace)), transcript(harness, settings, report, outcome, prompt)
+        outcome,
+        reported_usage(report, len(report.tool_trace)),
+        transcript(harness, settings, report, outcome, prompt, guest.resumed),
     )
     _log(scrub, f"{harness.adapter_id}: {outcome.status}: {outcome.summary[:200]}")
     try:

@@ -29,7 +29,7 @@ from textual.reactive import reactive
 
 from aoe_tui.agents.harnesses import harness_spec
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.domain.events import EventBase
+from aoe_tui.domain.events import FINAL_MATCH_STATES, EventBase
 from aoe_tui.domain.world import World
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.recorder import MatchUpdate
@@ -269,7 +269,7 @@ class LiveMatchScreen(MatchScreen):
         behind = self.playback.last_position - self.playback.position
         if self.playback.following or behind <= 0:
             over = self.session.timeline.head.match_state
-            if over in ("finished", "aborted"):  # the drain may still add events, but the race is decided
+            if over in FINAL_MATCH_STATES:  # the drain may still add events, but the race is decided
                 return f" ● LIVE · {over} ", "reverse bold " + ("$success" if over == "finished" else "$error")
             return " ● LIVE ", "reverse bold $error"
         return f" {behind} new event{'s' if behind != 1 else ''} · End rejoins live ", "reverse bold $warning"

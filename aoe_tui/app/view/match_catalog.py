@@ -19,13 +19,13 @@ from pathlib import Path
 
 from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.domain.events import FINAL_MATCH_STATES
 from aoe_tui.store.match_layout import holds_match
 from aoe_tui.runtime.paths import cache_root
 from aoe_tui.store.saved_match import SavedMatch, load_match
 from aoe_tui.store.summary_cache import SummaryCache
 
 MATCH_FILE_SUFFIXES = (".match.json", ".world.json")
-FINAL_STATES = ("finished", "aborted")
 STAMP = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
 
 
@@ -135,7 +135,7 @@ def read_entry(path: Path, cache: SummaryCache | None = None) -> CatalogEntry:
 
 def final_state(match: SavedMatch) -> str:
     state = match.world.match_state
-    return state if state in FINAL_STATES else "unfinished"
+    return state if state in FINAL_MATCH_STATES else "unfinished"
 
 
 def build_catalog(roots: list[Path], cache: SummaryCache | None = None) -> list[CatalogEntry]:

@@ -12,7 +12,13 @@ from aoe_tui.domain.cup_rules import cup_context
 from aoe_tui.domain.world import World
 
 SEPARATOR = " · "
-MATCH_STATE_STYLES = {"running": "$primary", "finished": "$success", "aborted": "$error", "paused": "$accent"}
+MATCH_STATE_STYLES = {
+    "running": "$primary",
+    "finished": "$success",
+    "aborted": "$error",
+    "void": "$warning",
+    "paused": "$accent",
+}
 
 
 class MatchHeader(Static):

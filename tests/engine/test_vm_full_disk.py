@@ -26,7 +26,7 @@ def small_disk(tmp_path):
     image, mount = tmp_path / "disk.img", tmp_path / "mnt"
     mount.mkdir()
     guest_mib = image_mib(require_image())
-    subprocess.run(["truncate", "-s", f"{2 * guest_mib + ROOM_MARGIN_MIB + 128}M", str(image)], check=True)
+    subprocess.run(["truncate", "-s", f"{2 * guest_mib + ROOM_MARGIN_MIB + 512}M", str(image)], check=True)
     subprocess.run(["mkfs.ext4", "-q", "-m", "0", str(image)], check=True)
     subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
     yield mount

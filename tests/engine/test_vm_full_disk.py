@@ -21,8 +21,8 @@ MATCH_TIMEOUT_S = 900
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """An ext4 (with its own overhead) holding two guests' disks (the image's size: its class asks for less) and the runtime's
-    margin, mounted at tmp_path/mnt."""
+    """An ext4 holding two guests' disks (the image's size: its class asks for less), the runtime's margin and
+    ext4's own overhead, mounted at tmp_path/mnt."""
     image, mount = tmp_path / "disk.img", tmp_path / "mnt"
     mount.mkdir()
     guest_mib = image_mib(require_image())

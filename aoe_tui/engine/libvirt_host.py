@@ -9,6 +9,7 @@ a reboot that does not come back is a failed milestone (`RebootFailed`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from aoe_tui.runtime.image_layer import ensure_image, layer_for
 from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
+from aoe_tui.store.event_log import LogWriteFailed
 from aoe_tui.store.match_layout import MatchLayout
 
 
@@ -107,6 +109,13 @@ def told_on_loop(recorder: MatchRecorder, stage: str) -> Callable[[str], None]:
     return tell
 
 
+def _note_outage(recorder: MatchRecorder, line: str) -> None:
+    """libvirtd came back: noted as the arena's failure, the match goes on. Told from the hypervisor's reconnect
+    task, which must not raise: a log that refuses the note has told the runner already (it stops the match)."""
+    with contextlib.suppress(LogWriteFailed):
+        recorder.emit(ev.InfrastructureFailure(component="libvirt", detail=line))
+
+
 HostLost = Callable[[str], None]
 InfrastructureLost = Callable[[str, str], object]
 
@@ -177,7 +186,7 @@ class LibvirtProvider:
             warm_start=True,
             on_progress=lambda line: recorder.progress("boot", line),
             outage=Outage(
-                noted=lambda line: recorder.emit(ev.InfrastructureFailure(component="libvirt", detail=line)),
+                noted=lambda line: _note_outage(recorder, line),
                 gone=self._libvirt_gone,
             ),
         )

@@ -173,8 +173,6 @@ class MatchRuntime:
         image in the cache, not a match's staged link to it: the template outlives the match."""
         if not self.warm_start or self.remote is not None or spec.uri != DEFAULT_URI or spec.arena_octet is not None:
             return None
-        if spec.harness_bundle is not None:  # another CPU model and a second disk: not the template's machine
-            return None
         hypervisor = self._hypervisors[spec.uri]
         disk_mib = max(config.disk_mib or 0, image_mib(image))
         template_class = TemplateClass(
@@ -185,6 +183,7 @@ class MatchRuntime:
             spec.memory_mib,
             disk_mib,
             await hypervisor.version(),
+            str(spec.harness_bundle or ""),
         )
         if template_class not in self._templates:
             self._templates[template_class] = await self._make_warm_source(template_class, hypervisor, image, accel)

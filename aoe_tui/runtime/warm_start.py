@@ -62,14 +62,18 @@ class TemplateClass:
     memory_mib: int
     disk_mib: int
     hypervisor_version: int
+    harness_bundle: str = ""  # a harness guest's: its bundle disk and CPU model are part of the saved machine
 
     @property
     def digest(self) -> str:
         fields = {**self.__dict__, "format": FORMAT}
+        if not self.harness_bundle:  # the classes made before harness guests existed keep their digests
+            del fields["harness_bundle"]
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        return f"{self.vcpus} vCPU, {self.memory_mib} MiB, {self.disk_mib} MiB disk"
+        harness = ", the harness bundle" if self.harness_bundle else ""
+        return f"{self.vcpus} vCPU, {self.memory_mib} MiB, {self.disk_mib} MiB disk{harness}"
 
 
 @dataclass(frozen=True)

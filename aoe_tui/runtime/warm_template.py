@@ -105,6 +105,7 @@ async def _make_template(
         directory=build,
         ports=reservation.ports[TEMPLATE_TERRITORY],
         disk_mib=template_class.disk_mib,
+        harness_bundle=Path(template_class.harness_bundle) if template_class.harness_bundle else None,
     )
     vm = TerritoryVM(config, hypervisor, keys, image, accel)
     try:

@@ -16,7 +16,7 @@ import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 from aiohttp import web
 
@@ -56,6 +56,9 @@ class ScriptedModelServer:
         self.final = final
         self.streams = streams  # False: `stream` is ignored and every answer is whole, as some local servers do
         self.requests: list[SeenRequest] = []
+        # Awaited before each answer: a model that takes its time until something happened elsewhere (a race's
+        # rivals reaching a milestone), rather than for a fixed delay that is too short on a slow host.
+        self.hold: Callable[[], Awaitable[None]] | None = None
         self.sent: list[bytes] = []  # each answer's body exactly as written
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -96,6 +99,8 @@ class ScriptedModelServer:
             return web.json_response(
                 {"input_tokens": 42} if found.protocol is ANTHROPIC_MESSAGES else {"totalTokens": 42}
             )
+        if self.hold is not None:
+            await self.hold()
         turn = self.turns.pop(0) if self.turns else self.final
         if turn.delay_s:
             await asyncio.sleep(turn.delay_s)

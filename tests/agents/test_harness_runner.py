@@ -4,18 +4,21 @@ recipe and wrappers, the registry's entries. (The runs in guests: tests/agents_r
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 
 from aoe_tui.agents.harnesses import HARNESS_MODULES, RECIPE
 from aoe_tui.agents.harnesses.base import HarnessReport
-from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT, RecipeEntry, _write_wrapper, read_recipe, recipe_hash
+from aoe_tui.agents.harnesses.base import RecipeEntry, read_recipe
+from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT, _write_wrapper, recipe_hash
 from aoe_tui.agents.harnesses.runner import GUEST_PATH, GuestHarness, HarnessRun, judge
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
 from aoe_tui.agents.registry import HARNESS_PROTOCOLS, resolve_adapter, runs_in_guest
 from aoe_tui.domain.transcript import ToolTraceEntry
 
 TOKEN = "aoe-gw-token-of-this-agent"
+PROJECT_STREAMS = Path(__file__).resolve().parent / "harness_streams"
 
 
 def settings(tmp_path) -> HarnessSettings:
@@ -102,13 +105,7 @@ def test_the_recipe_is_the_registry_and_its_hash_changes_with_it(tmp_path) -> No
     entries = read_recipe(RECIPE)
     assert {e.adapter_id for e in entries} == set(HARNESS_MODULES)
     for entry in entries:
-        module = HARNESS_MODULES[entry.adapter_id]
-        assert (entry.package, entry.version, entry.protocol, entry.executable) == (
-            module.package,
-            module.version,
-            module.protocol,
-            module.executable,
-        )
+        assert HARNESS_MODULES[entry.adapter_id].recipe == entry
     copy = tmp_path / "recipe.toml"
     copy.write_bytes(RECIPE.read_bytes())
     assert recipe_hash(copy) == recipe_hash(RECIPE)
@@ -182,3 +179,63 @@ def test_a_saved_match_shows_each_real_harness_with_its_version(tmp_path) -> Non
     shown = load_match(copy).agents[agents[0].id]
     assert (shown.adapter, shown.adapter_version) == ("codex", "@openai/codex@0.171.0")
     assert load_match(copy).agents[agents[1].id].adapter_version is None
+
+
+class TrajectoryGuest:
+    """Stands in for the guest's SSH connection: reading the trajectory answers whatever the harness has written
+    so far, whole (a trajectory is far longer than a shown command output)."""
+
+    def __init__(self) -> None:
+        self.document: str | None = None
+
+    async def connect(self, timeout: float | None = None):
+        return self
+
+    async def run(self, command: str, check: bool = False, encoding=None):
+        from types import SimpleNamespace
+
+        if self.document is None:
+            return SimpleNamespace(exit_status=1, stdout=b"")
+        return SimpleNamespace(exit_status=0, stdout=self.document.encode())
+
+
+class Collected:
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+
+    def tool_call(self, entry: dict) -> None:
+        self.calls.append(entry)
+
+
+async def test_a_trajectory_harness_feeds_the_live_trace_as_its_file_grows_and_once_each(tmp_path, monkeypatch) -> None:
+    """mini-swe-agent rewrites its trajectory after every step: each call reaches the live trace once, while it
+    runs, and the whole file read at the end adds only what the last look missed."""
+    import asyncio
+    import json
+
+    from aoe_tui.agents.harnesses import runner
+
+    monkeypatch.setattr(runner, "TRAJECTORY_POLL_S", 0.01)
+    whole = json.loads((PROJECT_STREAMS / "mini-swe-agent.traj.json").read_text())
+    whole["messages"] += [{"role": "user", "content": "padding " * 40_000}]  # past any shown output's head and tail
+    ssh, outputs = TrajectoryGuest(), Collected()
+    guest = GuestHarness(HARNESS_MODULES["mini-swe-agent"], settings(tmp_path), ssh, outputs)  # type: ignore[arg-type]
+    ctx = guest.context("brief", 40123)
+    follower = asyncio.ensure_future(guest.follow_trajectory(ctx))
+    await asyncio.sleep(0.05)
+    assert outputs.calls == []  # no file yet
+    messages = whole["messages"]
+    cut = next(i for i, m in enumerate(messages) if i > 3 and m.get("role") == "assistant")
+    ssh.document = json.dumps({**whole, "messages": messages[:cut]})
+    await asyncio.sleep(0.05)
+    early = len(outputs.calls)
+    assert early >= 1
+    ssh.document = json.dumps(whole)
+    await asyncio.sleep(0.05)
+    follower.cancel()
+    await asyncio.gather(follower, return_exceptions=True)
+    await guest.read_trajectory(ctx)
+    expected = runner.HARNESS_MODULES["mini-swe-agent"].parser()
+    expected.feed(json.dumps(whole).encode())
+    ids = [entry.id for entry in expected.finish().tool_trace]
+    assert [call["id"] for call in outputs.calls] == ids and len(ids) > early

@@ -65,7 +65,7 @@ def test_registry_has_the_five_harnesses_each_with_a_known_protocol() -> None:
     for adapter_id, harness in HARNESS_MODULES.items():
         assert harness.adapter_id == adapter_id
         assert harness.protocol in PROTOCOLS
-        assert harness.registry in ("npm", "pypi")
+        assert harness.recipe.registry in ("npm", "pypi")
 
 
 def test_recipe_pins_each_module_package_at_its_exact_version() -> None:
@@ -74,11 +74,11 @@ def test_recipe_pins_each_module_package_at_its_exact_version() -> None:
     for adapter_id, harness in HARNESS_MODULES.items():
         pinned = recipe[adapter_id]
         assert (pinned["registry"], pinned["package"], pinned["version"]) == (
-            harness.registry,
+            harness.recipe.registry,
             harness.package,
             harness.version,
         )
-        assert (pinned["protocol"], pinned["executable"]) == (harness.protocol, harness.executable)
+        assert (pinned["protocol"], pinned["executable"]) == (harness.protocol, harness.recipe.executable)
     assert HARNESS_MODULES["claude-code"].spec == "@anthropic-ai/claude-code@2.1.332"
     assert HARNESS_MODULES["mini-swe-agent"].spec == "mini-swe-agent==2.4.6"
 
@@ -109,7 +109,7 @@ def test_model_traffic_goes_to_the_gateway_with_the_token_only(adapter_id: str) 
 @pytest.mark.parametrize("adapter_id", IDS)
 def test_the_brief_is_one_argument_verbatim_and_the_model_is_named(adapter_id: str) -> None:
     argv = HARNESS_MODULES[adapter_id].argv(CTX)
-    assert argv[0] == HARNESS_MODULES[adapter_id].executable
+    assert argv[0] == HARNESS_MODULES[adapter_id].recipe.executable
     assert argv[-1] == CTX.prompt
     assert argv.count(CTX.prompt) == 1
     assert any(CTX.model in arg for arg in argv)

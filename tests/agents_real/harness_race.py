@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass
 from typing import Any
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -40,6 +41,7 @@ KEY_SCAN = (
     f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses "
     "2>/dev/null | head -5; echo scan-done"
 )
+RIVALS_WAIT_S = 480.0  # under Claude Code's and the gateway's 600 s wait for a first byte
 USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}
 
 
@@ -48,9 +50,6 @@ class Entrant:
     agent_id: str
     adapter: str
     behaviour: str  # careful, memory or silent
-    # The model "thinks" this long before its first answer: a careful winner waits for a slow in-memory harness
-    # (opencode and Gemini CLI take 40-70 s to start under TCG) to reach write-read before the race is over.
-    first_answer_delay_s: float = 0.0
 
 
 def turns_for(entrant: Entrant) -> list[Turn]:
@@ -65,8 +64,7 @@ def turns_for(entrant: Entrant) -> list[Turn]:
     ]
     if entrant.behaviour == "careful":
         commands.append((KEY_SCAN, "Look for the provider key in the guest"))
-    turns = script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
-    return [replace(turns[0], delay_s=entrant.first_answer_delay_s), *turns[1:]]
+    return script(entrant.adapter, commands, f"Deployed /opt/builder/app.py with records in {store}.", **USAGE)
 
 
 def fleet_toml(entrants: list[Entrant]) -> str:
@@ -115,16 +113,17 @@ def runner_environments() -> dict[str, dict[str, str]]:
     return found
 
 
-async def probe_foreign_token(probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
+async def probe_foreign_token(output: Path, probes: list[tuple[str, str]], stop: asyncio.Event) -> None:
     """From one agent's guest, with another agent's gateway token (taken from that adapter's environment): at
     this guest's own gateway port the token is refused; the other agent's port does not answer here at all."""
     while not stop.is_set() and not probes:
         envs = runner_environments()
         if len(envs) >= 2:
             (owner, theirs), (_, mine) = sorted(envs.items())[:2]
+            keys = output / "ssh" / mine["AOE_TERRITORY_ID"]  # the adapter's own paths are inside its sandbox
             ssh = GuestSSH(
                 mine["AOE_TERRITORY_ID"], "127.0.0.1", int(mine["AOE_SSH_PORT"]),
-                KeyFiles(Path(mine["AOE_SSH_KEY"]), Path(mine["AOE_KNOWN_HOSTS"])),
+                KeyFiles(keys / "id_ed25519", keys / "known_hosts"),
             )  # fmt: skip
             here, there = urlsplit(mine["AOE_GATEWAY_URL"]).port, urlsplit(theirs["AOE_GATEWAY_URL"]).port
             token = theirs["AOE_GATEWAY_TOKEN"]
@@ -158,11 +157,41 @@ async def watch_traces(output: Path, seen: dict[str, int], stop: asyncio.Event) 
         await asyncio.sleep(0.5)
 
 
+def passed(output: Path, territories: set[str], milestone: str) -> bool:
+    events = output / "events.jsonl"
+    lines = events.read_text(errors="replace").splitlines() if events.exists() else []
+    done = {
+        event.get("territory")
+        for event in map(json.loads, (line for line in lines if '"milestone_passed"' in line))
+        if event.get("milestone") == milestone
+    }
+    return territories <= done
+
+
+def wait_for_rivals(output: Path, rivals: set[str], timeout_s: float = RIVALS_WAIT_S):
+    """The careful model's first answer waits until every in-memory rival passed write-read (so that each is
+    seen to stop at service-restart before the careful one's durable deployment ends the race), at most
+    `timeout_s`: the slow harnesses take minutes to start under TCG with three guests on two cores."""
+    first_asked: list[float] = []  # the clock starts at the careful harness's first request, not at the boot
+
+    async def hold() -> None:
+        first_asked[:] = first_asked or [time.monotonic()]
+        while time.monotonic() - first_asked[0] < timeout_s and not passed(output, rivals, "write-read"):
+            await asyncio.sleep(1)
+
+    return hold
+
+
 async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResult:
     assert all(e.adapter in HARNESS_MODULES for e in entrants)
     (tmp_path / "fleet.toml").write_text(fleet_toml(entrants))
     servers = {e.agent_id: scripted_server(turns_for(e)) for e in entrants}
     output = tmp_path / "match"
+    territory = {e.agent_id: t for e, t in zip(entrants, TERRITORIES, strict=False)}
+    rivals = {territory[e.agent_id] for e in entrants if e.behaviour == "memory"}
+    for entrant in entrants:
+        if entrant.behaviour == "careful" and rivals:
+            servers[entrant.agent_id].hold = wait_for_rivals(output, rivals)
     seen: dict[str, int] = {}
     probes: list[tuple[str, str]] = []
     for server in servers.values():
@@ -182,7 +211,7 @@ async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResu
         stop = asyncio.Event()
         watchers = [
             asyncio.ensure_future(watch_traces(output, seen, stop)),
-            asyncio.ensure_future(probe_foreign_token(probes, stop)),
+            asyncio.ensure_future(probe_foreign_token(output, probes, stop)),
         ]
         try:
             world = await runner.run()

@@ -15,12 +15,12 @@ pytestmark = pytest.mark.vm
 
 RACES = {
     "codex-wins-gemini-forgets-claude-silent": [
-        Entrant("codex", "codex", "careful", first_answer_delay_s=150),
+        Entrant("codex", "codex", "careful"),
         Entrant("gemini", "gemini-cli", "memory"),
         Entrant("claude", "claude-code", "silent"),
     ],
     "mini-wins-opencode-forgets": [
-        Entrant("mini", "mini-swe-agent", "careful", first_answer_delay_s=120),
+        Entrant("mini", "mini-swe-agent", "careful"),
         Entrant("opencode", "opencode", "memory"),
     ],
     "gemini-wins-claude-forgets": [

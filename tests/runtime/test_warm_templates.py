@@ -75,8 +75,21 @@ def test_every_field_of_the_class_is_in_its_digest() -> None:
         _class(memory_mib=1024),
         TemplateClass(base.recipe_hash, base.image_stamp, "qemu", 1, 768, 8192, 7_002_000),
         TemplateClass(base.recipe_hash, base.image_stamp, "qemu", 1, 768, 4096, 8_000_000),
+        TemplateClass(base.recipe_hash, base.image_stamp, "qemu", 1, 768, 4096, 7_002_000, "/cache/bundle.ext4"),
     ]
     assert len({base.digest, *(c.digest for c in changed)}) == 1 + len(changed)
+
+
+def test_a_class_without_a_harness_bundle_keeps_the_digest_it_had_before_harness_guests() -> None:
+    import hashlib
+    import json
+
+    from aoe_tui.runtime.warm_start import FORMAT
+
+    base = _class()
+    before = {key: value for key, value in base.__dict__.items() if key != "harness_bundle"}
+    old = hashlib.sha256(json.dumps({**before, "format": FORMAT}, sort_keys=True).encode()).hexdigest()[:16]
+    assert base.digest == old
 
 
 def test_templates_over_an_earlier_build_of_the_same_recipe_are_removed() -> None:

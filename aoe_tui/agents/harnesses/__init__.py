@@ -9,15 +9,12 @@ live tool trace. `HARNESS_MODULES` maps an adapter id to its `Harness`;
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from aoe_tui.agents.harnesses import claude_code, codex, gemini_cli, mini_swe_agent, opencode
-from aoe_tui.agents.harnesses.base import Harness
+from aoe_tui.agents.harnesses.base import RECIPE, Harness
 
 HARNESS_MODULES: dict[str, Harness] = {
     module.HARNESS.adapter_id: module.HARNESS for module in (claude_code, codex, opencode, gemini_cli, mini_swe_agent)
 }
-RECIPE = Path(__file__).resolve().parent / "recipe.toml"
 
 
 def harness_spec(adapter: str | None) -> str | None:

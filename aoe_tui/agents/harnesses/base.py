@@ -17,12 +17,18 @@ skipped (a torn last line too), nothing read is ever opened as a path.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.transcript import ToolTraceEntry, TranscriptUsage
+
+RECIPE = Path(__file__).resolve().parent / "recipe.toml"  # the one owner of each harness's package and version
 
 Registry = Literal["npm", "pypi"]
 
@@ -55,13 +61,44 @@ class ConfigFile:
 
 
 @dataclass(frozen=True)
-class Harness:
+class RecipeEntry:
+    """One harness as `recipe.toml` pins it."""
+
     adapter_id: str
     registry: Registry
     package: str
     version: str
     protocol: str  # a wire.protocols name
     executable: str  # the program the package installs
+
+    @property
+    def spec(self) -> str:
+        return f"{self.package}@{self.version}" if self.registry == "npm" else f"{self.package}=={self.version}"
+
+
+def read_recipe(path: Path) -> tuple[RecipeEntry, ...]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise AoeError(f"{path}: cannot read the harness recipe: {error}") from None
+    entries = []
+    for adapter_id, fields in (data.get("harnesses") or {}).items():
+        try:
+            entries.append(RecipeEntry(adapter_id, **fields))
+        except TypeError as error:
+            raise AoeError(f"{path}: harnesses.{adapter_id}: {error}") from None
+    return tuple(entries)
+
+
+@cache
+def pinned(adapter_id: str) -> RecipeEntry:
+    """`adapter_id` as the project's recipe pins it."""
+    return next(entry for entry in read_recipe(RECIPE) if entry.adapter_id == adapter_id)
+
+
+@dataclass(frozen=True)
+class Harness:
+    recipe: RecipeEntry  # registry, package, exact version, protocol, executable
     quiet_env: Mapping[str, str]  # telemetry, update checks, plugin and model fetches off
     files: Callable[[HarnessContext], tuple[ConfigFile, ...]]
     env: Callable[[HarnessContext], dict[str, str]]
@@ -73,8 +110,24 @@ class Harness:
     resume_argv: Callable[[HarnessContext, str], tuple[str, ...]] | None = None
 
     @property
+    def adapter_id(self) -> str:
+        return self.recipe.adapter_id
+
+    @property
+    def package(self) -> str:
+        return self.recipe.package
+
+    @property
+    def version(self) -> str:
+        return self.recipe.version
+
+    @property
+    def protocol(self) -> str:
+        return self.recipe.protocol
+
+    @property
     def spec(self) -> str:
-        return f"{self.package}@{self.version}" if self.registry == "npm" else f"{self.package}=={self.version}"
+        return self.recipe.spec
 
 
 RESUME_PROMPT = (

@@ -27,11 +27,11 @@ import shutil
 import subprocess
 import sys
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from aoe_tui.agents.harnesses.base import RecipeEntry, read_recipe
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.domain_xml import HARNESS_DISK_SERIAL
 from aoe_tui.runtime.paths import cache_root
@@ -47,40 +47,12 @@ GUEST_PYTHON = "/usr/bin/python3"  # the guest's Debian Python (3.11, as the hos
 
 
 @dataclass(frozen=True)
-class RecipeEntry:
-    adapter_id: str
-    registry: str  # npm or pypi
-    package: str
-    version: str
-    protocol: str
-    executable: str
-
-    @property
-    def spec(self) -> str:
-        return f"{self.package}@{self.version}" if self.registry == "npm" else f"{self.package}=={self.version}"
-
-
-@dataclass(frozen=True)
 class Bundle:
     image: Path
     recipe_hash: str
     size_bytes: int  # the harnesses' files (the image is sparse around them)
     build_seconds: float
     versions: dict[str, str]  # adapter id -> package@version
-
-
-def read_recipe(path: Path) -> tuple[RecipeEntry, ...]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise AoeError(f"{path}: cannot read the harness recipe: {error}") from None
-    entries = []
-    for adapter_id, fields in (data.get("harnesses") or {}).items():
-        try:
-            entries.append(RecipeEntry(adapter_id, **fields))
-        except TypeError as error:
-            raise AoeError(f"{path}: harnesses.{adapter_id}: {error}") from None
-    return tuple(entries)
 
 
 def recipe_hash(recipe_path: Path) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    pinned,
     RESUME_PROMPT,
     ConfigFile,
     Harness,
@@ -149,12 +150,7 @@ def _result_text(content: object) -> str:
 
 
 HARNESS = Harness(
-    adapter_id="claude-code",
-    registry="npm",
-    package="@anthropic-ai/claude-code",
-    version="2.1.332",
-    protocol="anthropic-messages",
-    executable="claude",
+    recipe=pinned("claude-code"),
     quiet_env=QUIET_ENV,
     files=files,
     env=env,

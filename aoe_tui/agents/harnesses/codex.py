@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    pinned,
     RESUME_PROMPT,
     ConfigFile,
     Harness,
@@ -190,12 +191,7 @@ class CodexParser(JsonLinesParser):
 
 
 HARNESS = Harness(
-    adapter_id="codex",
-    registry="npm",
-    package="@openai/codex",
-    version="0.171.0",
-    protocol="openai-responses",
-    executable="codex",
+    recipe=pinned("codex"),
     quiet_env=QUIET_ENV,
     files=files,
     env=env,

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    pinned,
     ConfigFile,
     Harness,
     HarnessContext,
@@ -139,12 +140,7 @@ class GeminiCliParser(JsonLinesParser):
 
 
 HARNESS = Harness(
-    adapter_id="gemini-cli",
-    registry="npm",
-    package="@google/gemini-cli",
-    version="0.61.0",
-    protocol="gemini",
-    executable="gemini",
+    recipe=pinned("gemini-cli"),
     quiet_env=QUIET_ENV,
     files=files,
     env=env,

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    pinned,
     MAX_CALLS,
     MAX_DOCUMENT_BYTES,
     ConfigFile,
@@ -205,12 +206,7 @@ def _content_text(content: object) -> str:
 
 
 HARNESS = Harness(
-    adapter_id="mini-swe-agent",
-    registry="pypi",
-    package="mini-swe-agent",
-    version="2.4.6",
-    protocol="openai-chat",
-    executable="mini",
+    recipe=pinned("mini-swe-agent"),
     quiet_env=QUIET_ENV,
     files=files,
     env=env,

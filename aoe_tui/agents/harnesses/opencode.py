@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from aoe_tui.agents.harnesses.base import (
+    pinned,
     RESUME_PROMPT,
     ConfigFile,
     Harness,
@@ -187,12 +188,7 @@ class OpencodeParser(JsonLinesParser):
 
 
 HARNESS = Harness(
-    adapter_id="opencode",
-    registry="npm",
-    package="opencode-ai",
-    version="1.18.33",
-    protocol="openai-chat",
-    executable="opencode",
+    recipe=pinned("opencode"),
     quiet_env=QUIET_ENV,
     files=files,
     env=env,

@@ -202,9 +202,18 @@ class GuestHarness:
                 self._emit(reading.finish().tool_trace[self._emitted :])
 
     async def _trajectory(self, ctx: HarnessContext) -> bytes | None:
-        path = f"{ctx.home}/{self.harness.trajectory}"
-        result = await self.ssh.run(f"head -c {MAX_DOCUMENT_BYTES} {shlex.quote(path)}", PREPARE_TIMEOUT_S)
-        return result.stdout.encode() if result.exit_status == 0 else None
+        """The trajectory file whole (up to MAX_DOCUMENT_BYTES): not through `GuestSSH.run`, which keeps only the
+        head and tail of an output, as a command's output is shown."""
+        path = shlex.quote(f"{ctx.home}/{self.harness.trajectory}")
+        try:
+            connection = await self.ssh.connect()
+            result = await asyncio.wait_for(
+                connection.run(f"head -c {MAX_DOCUMENT_BYTES} {path}", check=False, encoding=None), PREPARE_TIMEOUT_S
+            )
+        except (OSError, asyncssh.Error, TimeoutError) as error:
+            self.ssh.drop()
+            raise AoeError(f"{self.settings.territory_id}: cannot read the trajectory: {error}") from None
+        return result.stdout if result.exit_status == 0 and isinstance(result.stdout, bytes) else None
 
     def _emit(self, entries: list[ToolTraceEntry]) -> None:
         for entry in entries:

@@ -21,6 +21,7 @@ OUTSIDE_CI_BUDGET_VM_MODULES = {
     "tests/engine/test_vm_first_contact.py",  # 6 passed in 528 s, and in 298 s on 2026-12-02
     "tests/engine/test_vm_zero_downtime_rollout.py",  # 5 passed in 184 s with warm starts (312 s cold)
     "tests/series/test_vm_scale_out.py",  # 3 passed in 778 s (two 2-round series over 2 hosts, one host killed)
+    "tests/engine/test_vm_first_use_image.py",  # 1 passed in 510 s on 2026-12-04 (base image and layer from Debian first)
     "tests/cup/test_vm_cup.py",  # 1 passed in 1440 s on 2026-12-03 (six entrants, three heats, kill -9 and resume; others' VMs running)
     "tests/agents_real/test_harness_races_more.py",  # four races of real harnesses: RUN PENDING
 }

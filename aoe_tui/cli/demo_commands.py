@@ -17,8 +17,7 @@ from aoe_tui.cli.run_commands import add_runner_options, real_runner
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest_rules import ID_PATTERN
 from aoe_tui.engine.arena_check import MANIFEST_NAME
-from aoe_tui.runtime.image import build_image
-from aoe_tui.runtime.image_layer import build_layer, layer_for
+from aoe_tui.runtime.image_layer import ensure_image
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.store.saved_match import load_match
 
@@ -50,10 +49,7 @@ def demo(args: argparse.Namespace) -> int:
 
     def build(say) -> None:
         """The base image, and the arena's image layer when its territories name one (First Contact)."""
-        build_image(progress=say)
-        layer = layer_for({t.image for t in load_manifest(manifest).territories})
-        if layer is not None:
-            build_layer(layer, progress=say)
+        ensure_image({t.image for t in load_manifest(manifest).territories}, say)
 
     return run_live(real_runner(args, manifest), before_match=build)
 

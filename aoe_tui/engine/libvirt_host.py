@@ -9,6 +9,7 @@ a reboot that does not come back is a failed milestone (`RebootFailed`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from aoe_tui.agents import protocol as p
 from aoe_tui.agents.harnesses import RECIPE
 from aoe_tui.agents.harnesses.bundle import build_bundle
 from aoe_tui.agents.registry import runs_in_guest
+from aoe_tui.domain import events as ev
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.engine.clock import MatchClock
@@ -25,12 +27,12 @@ from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.task_failures import failure_recorder
 from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
 from aoe_tui.runtime.guest import TerritoryVM
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
-from aoe_tui.runtime.image import require_image
-from aoe_tui.runtime.image_layer import layer_for, require_layer
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Outage
+from aoe_tui.runtime.image_layer import ensure_image, layer_for
 from aoe_tui.runtime.match_runtime import MatchRuntime, RemoteHost, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
 from aoe_tui.runtime.ssh import GuestGone
+from aoe_tui.store.event_log import LogWriteFailed
 from aoe_tui.store.match_layout import MatchLayout
 
 
@@ -96,14 +98,37 @@ def match_id_for(match_dir: MatchDirectory) -> str:
     return f"{slug}-{secrets.token_hex(3)}"
 
 
+def told_on_loop(recorder: MatchRecorder, stage: str) -> Callable[[str], None]:
+    """Progress of a build running in a worker thread (the image, the harness bundle), told on the loop, where the
+    recorder and its subscribers live."""
+    loop = asyncio.get_running_loop()
+
+    def tell(line: str) -> None:
+        loop.call_soon_threadsafe(recorder.progress, stage, line)
+
+    return tell
+
+
+def _note_outage(recorder: MatchRecorder, line: str) -> None:
+    """libvirtd came back: noted as the arena's failure, the match goes on. Told from the hypervisor's reconnect
+    task, which must not raise: a log that refuses the note has told the runner already (it stops the match)."""
+    with contextlib.suppress(LogWriteFailed):
+        recorder.emit(ev.InfrastructureFailure(component="libvirt", detail=line))
+
+
 HostLost = Callable[[str], None]
+InfrastructureLost = Callable[[str, str], object]
 
 
 class LibvirtProvider:
     """The guests of one match on one hypervisor: this machine's by default, or a named host of `--hosts`.
 
     `host_name` (a `--hosts` run) records the host and its CPU model in `match.json`; `remote` puts the guests
-    on a remote host behind its link, and `on_lost(reason)` is told when that link drops mid-match."""
+    on a remote host behind its link, and `on_lost(reason)` is told when that link drops mid-match.
+
+    libvirtd restarting mid-match is noted in the log as the arena's `infrastructure_failure` (the match goes
+    on: the hypervisor reconnects); libvirtd gone past its reconnect bound is `on_infrastructure_lost("libvirt",
+    detail)`, which the runner sets (`MatchRunner`: the match is aborted, its guests destroyed all the same)."""
 
     def __init__(
         self,
@@ -118,6 +143,7 @@ class LibvirtProvider:
         self.host_name = host_name
         self.remote = remote
         self.on_lost = on_lost
+        self.on_infrastructure_lost: InfrastructureLost | None = None
         self.runtime: MatchRuntime | None = None
         self._watch: asyncio.Task | None = None
 
@@ -129,18 +155,12 @@ class LibvirtProvider:
         bundle = None
         if in_guest:
             recorder.progress("harnesses", "checking the harness bundle")
-            loop = asyncio.get_running_loop()
-
-            def say(line: str) -> None:  # the build runs in a worker thread; progress is told on the loop
-                loop.call_soon_threadsafe(recorder.progress, "harnesses", line)
-
-            bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, say)).image
+            bundle = (await asyncio.to_thread(build_bundle, RECIPE, False, told_on_loop(recorder, "harnesses"))).image
             recorder.progress("harnesses", f"harness bundle ready: {bundle}")
         recorder.progress("image", "checking the guest image")
-        image = require_image()
-        layer = layer_for({t.image for t in manifest.territories})
-        if layer is not None:
-            image = require_layer(layer, image)
+        image_names = {t.image for t in manifest.territories}
+        image = await asyncio.to_thread(ensure_image, image_names, told_on_loop(recorder, "image"))
+        layer = layer_for(image_names)
         self._watch_remote(recorder)
         recorder.progress("image", f"guest image ready: {image.path}")
         segment = layer.segment if layer is not None else None
@@ -165,6 +185,10 @@ class LibvirtProvider:
             remote=self.remote,
             warm_start=True,
             on_progress=lambda line: recorder.progress("boot", line),
+            outage=Outage(
+                noted=lambda line: _note_outage(recorder, line),
+                gone=self._libvirt_gone,
+            ),
         )
         reservation = self.runtime.reserve_ports()
         match_dir.write_ports(reservation.to_json())
@@ -202,6 +226,10 @@ class LibvirtProvider:
                 "ssh", f"SSH preflight passed after {self.runtime.boot_seconds[territory_id]:.1f} s", territory_id
             )
         return {tid: LibvirtTerritory(vm) for tid, vm in self.runtime.vms.items()}, order
+
+    def _libvirt_gone(self, detail: str) -> None:
+        if self.on_infrastructure_lost is not None:
+            self.on_infrastructure_lost("libvirt", detail)
 
     def _watch_remote(self, recorder: MatchRecorder) -> None:
         """A remote host's link that drops while the match runs is reported once, as the host's failure; a

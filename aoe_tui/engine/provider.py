@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Protocol
-from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
 
 from aoe_tui.agents import protocol as p
 from aoe_tui.agents.environment import basic_env, listed_env
@@ -37,6 +37,14 @@ class TerritoryProvider(Protocol):
 
     async def teardown(self) -> None:
         """Destroy everything booted; must be safe after a partial boot and when called twice."""
+
+
+@runtime_checkable
+class WatchedInfrastructure(Protocol):
+    """A provider whose infrastructure can fail under a running match (libvirtd gone for good): it calls
+    `on_infrastructure_lost(component, detail)`, which the runner sets to stop the match as the arena's failure."""
+
+    on_infrastructure_lost: Callable[[str, str], object] | None
 
 
 class AgentLauncher(Protocol):

@@ -29,7 +29,7 @@ from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.model_gateway import MatchGateway
 from aoe_tui.engine.model_providers import provider_problems
 from aoe_tui.engine.provenance import provenance
-from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider
+from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider, WatchedInfrastructure
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
@@ -71,6 +71,8 @@ class MatchRunner(Stoppable):
             raise AoeError(problems[0])
         self.match_dir = MatchDirectory(output)
         self.provider = provider
+        if isinstance(provider, WatchedInfrastructure):
+            provider.on_infrastructure_lost = self.infrastructure_lost
         self.launcher = launcher
         self.clock = MatchClock(source)
         self.drain_seconds = self.manifest.rules.post_match_drain_seconds if drain_seconds is None else drain_seconds

@@ -90,6 +90,8 @@ class DomainSpec:
     owner_pid: int
     owner_host: str
     owner_kind: str = OWNER_KIND_MATCH
+    owner_match: str = ""  # the match id (a manual VM's: its name)
+    owner_started: int | None = None  # the owner process's start time (runtime.cleanup: a reused pid is not it)
     base_image: PurePath | None = None  # the raw backing file of `disk`; None: whatever its header names
     warm_disk: PurePath | None = None  # a warm start's template disk (qcow2) between `disk` and `base_image`
     forward_address: str = LOOPBACK  # the hypervisor's loopback address its SSH and service forwards bind to
@@ -114,14 +116,17 @@ def render_domain_xml(spec: DomainSpec) -> str:
     domain = ET.Element("domain", type=spec.domain_type)
     _text(domain, "name", spec.name)
     metadata = ET.SubElement(domain, "metadata")
-    ET.SubElement(
+    owner = ET.SubElement(
         metadata,
         f"{{{OWNER_NS}}}owner",
         pid=str(spec.owner_pid),
         host=spec.owner_host,
         kind=spec.owner_kind,
         territory=spec.territory_id,
+        match=spec.owner_match,
     )
+    if spec.owner_started is not None:
+        owner.set("started", str(spec.owner_started))
     _text(domain, "memory", str(spec.memory_mib), unit="MiB")
     _text(domain, "vcpu", str(spec.vcpus))
     if spec.harness_bundle is not None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.runtime.boot_watchdog import STALL_SECONDS, rescue_stalled_boot
+from aoe_tui.runtime.cleanup import process_started
 from aoe_tui.runtime.side_task import beside
 from aoe_tui.runtime.domain_xml import OWNER_KIND_MATCH, ArenaNic, DomainSpec, domain_name, render_domain_xml
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
@@ -136,6 +137,8 @@ class TerritoryVM:
             owner_pid=os.getpid(),
             owner_host=socket.gethostname(),
             owner_kind=c.owner_kind,
+            owner_match=c.match_id,
+            owner_started=process_started(os.getpid()),
             base_image=self.site.image.path,
             warm_disk=self.warm.disk if self.warm is not None else None,
             forward_address=self.site.forward_address,

@@ -94,6 +94,14 @@ def layer_for(image_names: set[str | None]) -> LayerRecipe | None:
     return LAYERS[named[0]] if named else None
 
 
+def ensure_image(image_names: set[str | None], progress: Progress | None = None) -> ImageInfo:
+    """The image a match whose territories name `image_names` boots: the base, or its layer (First Contact's),
+    each built first when missing or stale (minutes, told to `progress`). Every command that boots a match gets
+    here, so none stops on an empty cache."""
+    layer = layer_for(image_names)
+    return build_layer(layer, progress=progress) if layer is not None else build_image(progress=progress)
+
+
 def layer_dir(recipe: LayerRecipe, base: ImageInfo) -> Path:
     return images_dir() / LAYERS_DIR / f"{recipe.name}-{recipe.digest(base.recipe_hash)}"
 

@@ -1,7 +1,8 @@
 """The runtime as the engine sees it: all territories of one match, up and down together.
 
 Everything is checked before the first VM starts (image, ports, libvirt, room
-for every disk on the match directory's filesystem, who runs QEMU), all
+for every disk on the match directory's filesystem, who runs QEMU), guests
+left by matches whose processes are gone are reaped (runtime.cleanup), all
 guests boot in parallel, and teardown is idempotent and tolerant, so the engine
 can call `close()` from any error path, even twice, even after a failed start.
 """
@@ -22,7 +23,8 @@ from aoe_tui.runtime.domain_xml import ArenaNic, arena_mac
 from aoe_tui.runtime.guest import GUEST_SERVICE_PORT, TerritoryConfig, TerritoryVM
 from aoe_tui.runtime.guest_site import RemoteSite
 from aoe_tui.runtime.host_link import HostLink
-from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor
+from aoe_tui.runtime.cleanup import reap_leftovers
+from aoe_tui.runtime.hypervisor import DEFAULT_URI, Hypervisor, Outage
 from aoe_tui.runtime.image import ImageInfo, image_mib, require_image
 from aoe_tui.runtime.keys import MatchKeys
 from aoe_tui.runtime.overlay import check_disk_room
@@ -72,6 +74,7 @@ class MatchRuntime:
         remote: RemoteHost | None = None,
         warm_start: bool = False,
         on_progress: Callable[[str], None] | None = None,
+        outage: Outage | None = None,
     ) -> None:
         ids = [t.territory_id for t in territories]
         if len(set(ids)) != len(ids):
@@ -85,6 +88,7 @@ class MatchRuntime:
         self.remote = remote  # None: the guests run on this machine
         self.warm_start = warm_start  # restore eligible guests from a saved template (runtime.warm_start)
         self._progress = on_progress or (lambda _line: None)
+        self.outage = outage or Outage()  # a libvirtd that went away mid-match: back again, or gone for good
         self._templates: dict[TemplateClass, WarmSource | None] = {}
         self.reservation: PortReservation | None = None
         self.keys: dict[str, MatchKeys] = {}
@@ -122,7 +126,10 @@ class MatchRuntime:
             )
         accel = self.remote.accel if self.remote else await asyncio.to_thread(choose_accel, image.kernel)
         for uri in dict.fromkeys(t.uri for t in self.territories):
-            self._hypervisors[uri] = await Hypervisor.connect(uri)
+            hypervisor = self._hypervisors[uri] = await Hypervisor.connect(uri)
+            hypervisor.outage = self.outage
+            if self.remote is None and (reaped := await reap_leftovers(hypervisor)) is not None:
+                self._progress(reaped)
         if self.remote is not None:
             self.qemu_user = QemuUser(False, f"host {self.remote.link.name} is remote (its guests are not staged)")
         else:

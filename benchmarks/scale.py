@@ -266,7 +266,8 @@ class Terminal:
             "160",
             "-y",
             "48",
-            f"env -u COLUMNS -u LINES {aoe} replay {folder}; sleep 5",
+            # This tree's code, whichever tree the venv's `aoe` was installed from (a worktree measures itself).
+            f"env -u COLUMNS -u LINES PYTHONPATH={PROJECT} {aoe} replay {folder}; sleep 5",
         )
 
     def _tmux(self, *args: str) -> str:

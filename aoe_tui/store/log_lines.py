@@ -99,7 +99,7 @@ class LogLines(Sequence[EventBase]):
     """The events of a log: its bytes and where each event's line starts; `lines[i]` decodes event i."""
 
     def __init__(self, data: bytes | mmap.mmap = b"") -> None:
-        self.data = data  # the log's bytes, or the log file mapped (a log read by another process: `take_batch`)
+        self.data = data  # the log's bytes, or the log file mapped (a log read by another process: `take_batches`)
         self.starts = array("Q")
         self.decoder = BodyDecoder()
         self._recent: dict[int, EventBase] = {}

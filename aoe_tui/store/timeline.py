@@ -253,7 +253,7 @@ class TimelineIndex:
 
     def batch_since(self, first: int) -> TimelineBatch:
         """The events from position `first` on, and the keyframes after it, as another process takes them
-        (`take_batch`); a log read with `from_log`."""
+        (`take_batches`); a log read with `from_log`."""
         assert isinstance(self.events, LogLines)
         lines, end = self.events, len(self)
         kept = bisect.bisect_left(self._keyframe_positions, first + 1) if first else 0
@@ -269,14 +269,22 @@ class TimelineIndex:
             read,
         )
 
-    def take_batch(self, batch: TimelineBatch, data: bytes | mmap.mmap | None = None) -> None:
-        """Grow by a batch another reader of the same log made (`batch_since`); the events it has that this
-        index has too (a preview of the log's start) are skipped. `data`: the log's bytes, now or later read
-        further than this index's (the lines are read from them)."""
+    def take_batches(self, batches: Sequence[TimelineBatch], data: bytes | mmap.mmap | None = None) -> None:
+        """Grow by batches another reader of the same log made (`batch_since`), in order; the events they have
+        that this index has too (a preview of the log's start) are skipped. `data`: the log's bytes, now or
+        later read further than this index's (the lines are read from them). The world after the last event is
+        the last batch's (one decode for all)."""
         assert isinstance(self.events, LogLines)
+        if not batches:
+            return
         lines = self.events
         if data is not None:
             lines.data = data
+        for batch in batches:
+            self._take_lines(lines, batch)
+        self._head = World.model_validate_json(batches[-1].head)
+
+    def _take_lines(self, lines: LogLines, batch: TimelineBatch) -> None:
         skip = len(self) - batch.first
         if skip < 0:
             raise ValueError(f"a batch from event {batch.first} cannot follow {len(self)} events")
@@ -295,7 +303,6 @@ class TimelineIndex:
             self._keyframe_positions = [self._keyframe_positions[i] for i in kept]
             self._keyframes = [self._keyframes[i] for i in kept]
             self._keyframe_bytes = sum(map(len, self._keyframes))
-        self._head = World.model_validate_json(batch.head)
 
     def take_details(self, columns: EventColumns, markers: MarkerFinder) -> None:
         """The columns and markers another reader of the same log worked out (`find_details`)."""

@@ -30,6 +30,7 @@ import pickle
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 # What the child's session names its lines and its timeline by (the parent's own: the batches built them).
 _LINES, _TIMELINE = "lines", "timeline"
 PIPE_BYTES = 1 << 20  # a batch of 20,000 events and its keyframes fits: the child's write never waits
+FRAME_GAP_S = 0.2  # the least time between two frames of a growing log (End following it moves 5 times a second)
 
 
 class Batches:
@@ -127,36 +129,39 @@ class LogReader:
             self._received.put(None)
 
     def messages(self, timeline: TimelineIndex, cancelled: Callable[[], bool]) -> Iterator[Batches | Whole | str]:
-        """Batches (those that came together, as one), then the whole match or an error's line; stops when
-        `cancelled()` says so."""
+        """Batches (all that came since the last were handed on, as one), then the whole match or an error's
+        line; stops when `cancelled()` says so.
+
+        Batches are handed on at most every `FRAME_GAP_S` (the caller resumes this once its frame is drawn):
+        a frame of the screen costs more than the events a reader reads meanwhile, so a frame per batch kept
+        the app busy for as long as the load and took a core from the reader. The batch that ends the log is
+        handed on at once."""
         size = max(len(self.data), 1)
+        batches: list[TimelineBatch] = []
+        shown = -FRAME_GAP_S  # when the caller had drawn the last batches handed on
         while not cancelled():
+            wait = shown + FRAME_GAP_S - time.monotonic() if batches else 0.1
+            if batches and (wait <= 0 or batches[-1].read_bytes >= len(self.data)):
+                yield Batches(batches, batches[-1].read_bytes / size, self.data)
+                batches, shown = [], time.monotonic()
+                continue
             try:
-                raw = self._received.get(timeout=0.1)
+                raw = self._received.get(timeout=wait)
             except queue.Empty:
                 continue
-            batches: list[TimelineBatch] = []
-            final: Whole | str | None = None
-            while final is None:
-                message = "the log's reader ended before the log did" if raw is None else self._load(raw, timeline)
-                if not isinstance(message, TimelineBatch):
-                    if isinstance(message, str):
-                        final = message
-                    else:
-                        columns, markers, session = message
-                        timeline.take_details(columns, markers)
-                        final = Whole(session)
-                    break
+            message = "the log's reader ended before the log did" if raw is None else self._load(raw, timeline)
+            if isinstance(message, TimelineBatch):
                 batches.append(message)
-                try:
-                    raw = self._received.get_nowait()
-                except queue.Empty:
-                    break
+                continue
             if batches:
                 yield Batches(batches, batches[-1].read_bytes / size, self.data)
-            if final is not None:
-                yield final
-                return
+            if isinstance(message, str):
+                yield message
+            else:
+                columns, markers, session = message
+                timeline.take_details(columns, markers)
+                yield Whole(session)
+            return
 
     @staticmethod
     def _load(raw: bytes, timeline: TimelineIndex) -> Any:

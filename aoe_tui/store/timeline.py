@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import bisect
 import gc
-import io
 import mmap
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from aoe_tui.domain.events import EventBase
-from aoe_tui.domain.reducer import apply_at
+from aoe_tui.domain.reducer import HANDLERS, apply_at
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import ScanPoint, scan_log
-from aoe_tui.store.log_lines import RECORDER_LINE, LogLines, Split
+from aoe_tui.store.log_lines import LogLines, Split, Splitter, split_lines
 from aoe_tui.store.markers import MarkerFinder
 
 # A keyframe is a world dumped as JSON (about 50 us for twelve territories), so one every 128 events was a
@@ -156,59 +155,65 @@ class TimelineIndex:
         *,
         keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
         budget_bytes: int = KEYFRAME_BUDGET_BYTES,
+        split: Splitter = split_lines,
     ) -> TimelineIndex:
         """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read, and `grown`
-        the index itself as it grows (every `PROGRESS_EVERY` events; not at the end)."""
+        the index itself as it grows (every `PROGRESS_EVERY` events; not at the end). `split` takes the
+        lines apart (`split_lines`, or the same in another process)."""
         index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
         keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head
-        # A recorder's log is read here line by line with `BodyDecoder.split` and `_add`'s fold inlined (a
-        # generator, a call and a tuple per event were a tenth of the load); from the first line that is not
-        # in its shape, does not validate or breaks a rule, `scan_log` reads the rest (and words any error).
-        match, bodies, first_sight = RECORDER_LINE.match, lines.decoder.bodies, lines.decoder.first_sight
+        # The splitter's chunks are folded here with `apply_at` inlined (a call per event was a tenth of the
+        # fold); from the first line that is not in the recorder's shape, does not validate or breaks a rule,
+        # `scan_log` reads the rest (and words any error).
+        shared, handlers, known = lines.decoder.shared, HANDLERS.get, list[EventBase | None]()
         expected, last_ms, offset = 0, -(2**63), 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
         # would walk the heap again and again for no garbage (reference counting frees all of it).
         collecting = gc.isenabled()
         gc.disable()
+        chunks = split(data)
         try:
-            for raw in io.BytesIO(data):
-                parts = match(raw)
-                if parts is None:
-                    break
-                sequence, elapsed_ms, body = parts.groups()
-                sequence, elapsed_ms = int(sequence), int(elapsed_ms)
-                event = bodies.get(body)
-                if event is None:
-                    split = first_sight(raw, body, sequence, elapsed_ms)
-                    if split is None:
+            for chunk in chunks:
+                if chunk.fresh:
+                    known.clear()
+                known.extend(map(shared, chunk.new))
+                for start, elapsed_ms, number in zip(chunk.starts, chunk.elapsed, chunk.numbers):
+                    event = known[number]
+                    if event is None:
+                        offset = start
                         break
-                    event = split[0]
-                if sequence != expected or elapsed_ms < last_ms:
-                    break
-                keep_start(offset)
-                keep_elapsed(elapsed_ms)
-                apply_at(head, event, sequence, elapsed_ms)
-                expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
-                if expected % every == 0:
-                    index._keep_keyframe(expected)
-                    every = index.keyframe_every
-                if expected % PROGRESS_EVERY == 0:
-                    if progress is not None:
-                        progress(offset / size)
-                    if grown is not None:
-                        grown(index)
-            else:
+                    keep_start(start)
+                    keep_elapsed(elapsed_ms)
+                    head.last_sequence, head.elapsed_ms = expected, elapsed_ms
+                    handler = handlers(type(event))
+                    if handler is not None:
+                        handler(head, event)
+                    expected, last_ms = expected + 1, elapsed_ms
+                    if expected % every == 0:
+                        index._keep_keyframe(expected)
+                        every = index.keyframe_every
+                    if expected % PROGRESS_EVERY == 0:
+                        if progress is not None:
+                            progress(start / size)
+                        if grown is not None:
+                            grown(index)
+                else:
+                    offset = chunk.end
+                    continue
+                break
+            if offset == len(data):
                 return index
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
-            for at, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
+            for at, split_line in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
                 keep_start(at)
-                index._add(split)
+                index._add(split_line)
                 if progress is not None and len(index) % PROGRESS_EVERY == 0:
                     progress(at / size)
         finally:
+            chunks.close()  # another process's split ends with the read
             if collecting:
                 gc.enable()
         return index

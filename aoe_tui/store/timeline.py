@@ -123,6 +123,15 @@ class TimelineBatch(NamedTuple):
     read_bytes: int
 
 
+def _ignored(world: World, event: EventBase) -> None:
+    """The fold of an event the world does not change with."""
+
+
+def _fold_step(event: EventBase | None) -> tuple[EventBase, Callable[[World, EventBase], object]] | None:
+    """(a shared event, what folds it) for `from_log`, or None for a line the strict reader reads."""
+    return None if event is None else (event, HANDLERS.get(type(event), _ignored))
+
+
 class TimelineIndex:
     def __init__(
         self,
@@ -158,17 +167,19 @@ class TimelineIndex:
         split: Splitter = split_lines,
     ) -> TimelineIndex:
         """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read, and `grown`
-        the index itself as it grows (every `PROGRESS_EVERY` events; not at the end). `split` takes the
-        lines apart (`split_lines`, or the same in another process)."""
+        the index itself as it grows (after each chunk of lines that passed a multiple of `PROGRESS_EVERY`
+        events; not at the end). `split` takes the lines apart (`split_lines`, or the same in another
+        process)."""
         index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
-        keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head
-        # The splitter's chunks are folded here with `apply_at` inlined (a call per event was a tenth of the
-        # fold); from the first line that is not in the recorder's shape, does not validate or breaks a rule,
+        head, starts, elapsed = index._head, lines.starts, index._elapsed
+        # The splitter's chunks are folded here with `apply_at` inlined, each body's handler found once (a
+        # call and a look-up per event were a tenth of the fold), the chunk's starts and clocks taken whole;
+        # from the first line that is not in the recorder's shape, does not validate or breaks a rule,
         # `scan_log` reads the rest (and words any error).
-        shared, handlers, known = lines.decoder.shared, HANDLERS.get, list[EventBase | None]()
-        expected, last_ms, offset = 0, -(2**63), 0
+        known: list[tuple[EventBase, Callable[[World, EventBase], object]] | None] = []
+        expected, offset = 0, 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
         # would walk the heap again and again for no garbage (reference counting frees all of it).
@@ -179,36 +190,37 @@ class TimelineIndex:
             for chunk in chunks:
                 if chunk.fresh:
                     known.clear()
-                known.extend(map(shared, chunk.new))
-                for start, elapsed_ms, number in zip(chunk.starts, chunk.elapsed, chunk.numbers):
-                    event = known[number]
-                    if event is None:
-                        offset = start
+                known.extend(map(_fold_step, map(lines.decoder.shared, chunk.new)))
+                first = expected
+                for elapsed_ms, number in zip(chunk.elapsed, chunk.numbers):
+                    step = known[number]
+                    if step is None:
                         break
-                    keep_start(start)
-                    keep_elapsed(elapsed_ms)
                     head.last_sequence, head.elapsed_ms = expected, elapsed_ms
-                    handler = handlers(type(event))
-                    if handler is not None:
-                        handler(head, event)
-                    expected, last_ms = expected + 1, elapsed_ms
+                    event, handler = step
+                    handler(head, event)
+                    expected += 1
                     if expected % every == 0:
                         index._keep_keyframe(expected)
                         every = index.keyframe_every
-                    if expected % PROGRESS_EVERY == 0:
-                        if progress is not None:
-                            progress(start / size)
-                        if grown is not None:
-                            grown(index)
-                else:
-                    offset = chunk.end
-                    continue
-                break
+                done = expected - first
+                whole = done == len(chunk.numbers)
+                starts.extend(chunk.starts if whole else chunk.starts[:done])
+                elapsed.extend(chunk.elapsed if whole else chunk.elapsed[:done])
+                offset = chunk.end if whole else chunk.starts[done]
+                if expected // PROGRESS_EVERY != first // PROGRESS_EVERY:
+                    if progress is not None:
+                        progress(offset / size)
+                    if grown is not None:
+                        grown(index)
+                if not whole:
+                    break
             if offset == len(data):
                 return index
+            last_ms = elapsed[-1] if expected else -(2**63)
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
             for at, split_line in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
-                keep_start(at)
+                starts.append(at)
                 index._add(split_line)
                 if progress is not None and len(index) % PROGRESS_EVERY == 0:
                     progress(at / size)

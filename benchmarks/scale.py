@@ -285,12 +285,15 @@ class Terminal:
         return (int(found.group(1)), int(found.group(2)), screen) if found else None
 
     def until(self, done, timeout: float = 300.0) -> tuple[float, tuple[int, int, str]]:
-        """(seconds since the terminal opened, the cursor) at the first look where `done(cursor)`."""
+        """(seconds since the terminal opened, the cursor) at the first look where `done(cursor)`. A look
+        every `LOOK_EVERY_S` at most: looking without a pause (a tmux client started per look) took most of a
+        core from the app and its reader, on a machine of two."""
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
             cursor = self.cursor()
             if cursor is not None and done(cursor):
                 return time.perf_counter() - self.started, cursor
+            time.sleep(LOOK_EVERY_S)
         raise RuntimeError(f"{self.name}: never came; the screen was:\n{self.screen()}")
 
     def press(self, *keys: str, literal: bool = False) -> float:
@@ -310,6 +313,7 @@ class Terminal:
 
 
 STATUS = re.compile(r"event (\d+)/(\d+)")
+LOOK_EVERY_S = 0.01  # the figures' resolution: a look itself takes a few milliseconds
 KEY_DELAY_S = 1.0  # a key is pressed this long after the first frame, while a long log is still loading
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 # What the child's session names its lines and its timeline by (the parent's own: the batches built them).
 _LINES, _TIMELINE = "lines", "timeline"
 PIPE_BYTES = 1 << 20  # a batch of 20,000 events and its keyframes fits: the child's write never waits
+READER_NICENESS = 10  # the scheduler gives the app about nine times the reader's share when both want a core
 FRAME_GAP_S = 0.2  # the least time between two frames of a growing log (End following it moves 5 times a second)
 
 
@@ -67,7 +68,12 @@ class Whole:
 
 
 def _read(source: Path, connection: Connection) -> None:
-    """The child's work: batches while the log is read, then the whole session (or the one-line error)."""
+    """The child's work: batches while the log is read, then the whole session (or the one-line error).
+
+    It (and its splitter) give way to the app: on two cores the app's start and the reader's two processes
+    are three, and the app's first frame and every key come first (the reader has the cores once the app
+    is idle, which it is between frames)."""
+    os.nice(READER_NICENESS)
     sent = 0
 
     def grown(index: TimelineIndex) -> None:

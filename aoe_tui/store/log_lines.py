@@ -75,13 +75,10 @@ class BodyDecoder:
             return self.first_sight(line, body, int(sequence), int(elapsed))
         return event, int(sequence), int(elapsed)
 
-    def shared(self, line: bytes) -> EventBase | None:
+    def shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
         """The event of a recorder-shaped line whose body may stand for every line with that body (`LineChunk`'s
         new lines), or None: the line does not validate, or its body names a stamp (the strict reader's)."""
-        parts = RECORDER_LINE.match(line)
-        assert parts is not None  # the splitter took it apart
-        sequence, elapsed, body = parts.groups()
-        if body not in self.bodies and self.first_sight(line, body, int(sequence), int(elapsed)) is None:
+        if body not in self.bodies and self.first_sight(line, body, sequence, elapsed_ms) is None:
             return None
         return self.bodies.get(body)
 
@@ -106,22 +103,23 @@ def _validate(line: bytes, body: bytes) -> EventBase:
     class validates the line itself (a later duplicate `kind` key fails its literal and goes the slow way)."""
     if body.startswith(KIND):
         event_class = EVENT_CLASSES.get(body[len(KIND) : body.find(b'"', len(KIND))].decode())
-        if event_class is not None:
-            return event_class.model_validate_json(line)
+        if event_class is not None:  # its validator itself: `model_validate_json` is a Python call around it
+            return event_class.__pydantic_validator__.validate_json(line)  # type: ignore[no-any-return]
     return EVENT_ADAPTER.validate_json(line)
 
 
 class LineChunk(NamedTuple):
     """Lines in the recorder's shape, each with its sequence and clock checked against the last (`split_lines`):
     where each starts, its clock, and its body's number (bodies are numbered from 0 in order of first sight);
-    `new`: the first line of each body first seen here, in their numbers' order; `fresh`: the numbers start
+    `new`: the first line of each body first seen here (its index in the chunk, the line, where its body
+    starts in it), in their numbers' order; `fresh`: the numbers start
     over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the next line starts
     (after the last chunk: where the recorder's shape ends, the rest being the strict reader's)."""
 
     starts: array
     elapsed: array
     numbers: array
-    new: list[bytes]
+    new: list[tuple[int, bytes, int]]
     fresh: bool
     end: int
 
@@ -135,7 +133,7 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
     not in that shape, skips a sequence or goes back in time (the last chunk may be empty)."""
     numbers: dict[bytes, int] = {}
     match, expected, last_ms, offset = RECORDER_LINE.match, 0, -(2**63), 0
-    new: list[bytes] = []
+    new: list[tuple[int, bytes, int]] = []
     starts, elapsed, bodies, fresh = array("Q"), array("q"), array("I"), False
     for raw in io.BytesIO(data):
         parts = match(raw)
@@ -152,7 +150,7 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
                 starts, elapsed, bodies, new, fresh = array("Q"), array("q"), array("I"), [], True
                 numbers.clear()
             number = numbers[body] = len(numbers)
-            new.append(raw)
+            new.append((len(bodies), raw, parts.start(3)))
         starts.append(offset)
         elapsed.append(elapsed_ms)
         bodies.append(number)

@@ -127,11 +127,6 @@ def _ignored(world: World, event: EventBase) -> None:
     """The fold of an event the world does not change with."""
 
 
-def _fold_step(event: EventBase | None) -> tuple[EventBase, Callable[[World, EventBase], object]] | None:
-    """(a shared event, what folds it) for `from_log`, or None for a line the strict reader reads."""
-    return None if event is None else (event, HANDLERS.get(type(event), _ignored))
-
-
 class TimelineIndex:
     def __init__(
         self,
@@ -178,7 +173,8 @@ class TimelineIndex:
         # call and a look-up per event were a tenth of the fold), the chunk's starts and clocks taken whole;
         # from the first line that is not in the recorder's shape, does not validate or breaks a rule,
         # `scan_log` reads the rest (and words any error).
-        known: list[tuple[EventBase, Callable[[World, EventBase], object]] | None] = []
+        known: list[tuple[EventBase, Callable[[World, EventBase], object]] | None] = []  # (event, its fold)
+        shared = lines.decoder.shared
         expected, offset = 0, 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
@@ -190,8 +186,10 @@ class TimelineIndex:
             for chunk in chunks:
                 if chunk.fresh:
                     known.clear()
-                known.extend(map(_fold_step, map(lines.decoder.shared, chunk.new)))
                 first = expected
+                for at, line, body in chunk.new:
+                    event = shared(line, line[body:], first + at, chunk.elapsed[at])
+                    known.append(None if event is None else (event, HANDLERS.get(type(event), _ignored)))
                 for elapsed_ms, number in zip(chunk.elapsed, chunk.numbers):
                     step = known[number]
                     if step is None:

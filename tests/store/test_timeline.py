@@ -90,6 +90,22 @@ def test_seeks_equal_a_full_fold_at_a_thousand_random_positions(in_a_child, monk
     assert index.head == reduce(events)
 
 
+def test_a_split_that_ends_early_leaves_the_rest_to_the_strict_reader(monkeypatch):
+    """A splitter that stops handing on chunks (its process killed) loses nothing: the rest is read line by line."""
+    path = synthetic_match(10_000) / "events.jsonl"
+    monkeypatch.setattr(log_lines, "CHUNK_LINES", 1_000)
+
+    def first_chunks(data: bytes):
+        chunks = log_lines.split_lines(data)
+        yield next(chunks)
+        yield next(chunks)
+
+    index = TimelineIndex.from_log(read_log_bytes(path), str(path), split=first_chunks)
+    whole = TimelineIndex.from_log(read_log_bytes(path), str(path))
+    assert len(index) == len(whole) == 10_000 and index.head == whole.head
+    assert index.state_at(4_321) == whole.state_at(4_321)
+
+
 def test_a_log_timeline_keeps_lines_not_events():
     path = CONQUEST / "events.jsonl"
     index = TimelineIndex.from_log(read_log_bytes(path), str(path))

@@ -140,7 +140,11 @@ def split_in_a_child(data: bytes) -> Generator[LineChunk, None, None]:
         for chunk in split_lines(data):
             connection.send_bytes(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
 
-    pid, connection = _fork(split)
+    try:
+        pid, connection = _fork(split)
+    except OSError:  # no process to be had: the split runs here, before the fold
+        yield from split_lines(data)
+        return
     try:
         while True:
             try:

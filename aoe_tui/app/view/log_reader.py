@@ -108,7 +108,12 @@ def _fork(work: Callable[[Connection], None]) -> tuple[int, Connection]:
         fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     except OSError:
         pass  # the system's limit is lower: the child's writes may wait for the reader
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # the child
         code = 1
         try:

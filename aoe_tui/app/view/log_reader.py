@@ -3,9 +3,9 @@
 Reading a million-event log is seconds of Python. On a thread of the app it shared the interpreter with the
 screen: every key and frame slowed the read, and the read slowed every key (the whole log took twice as long
 in the app as alone). So a reader process reads it: the child reads the log exactly as `load_match` does, and
-every `PROGRESS_EVERY` events hands the parent a `TimelineBatch` (the new lines' starts and clocks, the new
-keyframes and the world after the last event: bytes, not events), which the screen takes in one go, as a
-batch it can draw. The parent maps the log file and decodes an event only when a frame needs it. Once the
+about every `PROGRESS_EVERY` events hands the parent a `TimelineBatch` (the new lines' starts and clocks, the
+new keyframes and the world after the last event: bytes, not events); the screen takes those that came since
+its last frame in one go, as a batch it can draw (`messages`). The parent maps the log file and decodes an event only when a frame needs it. Once the
 whole log is read the child works out everything the screen derives from it (columns, markers, rows, the
 race, tool calls) and hands that over too, its lines and timeline replaced by the parent's own, which the
 batches made the same (`persistent_id`): only the columns and markers of the timeline go with it.

@@ -49,7 +49,10 @@ if TYPE_CHECKING:
 # What the child's session names its lines and its timeline by (the parent's own: the batches built them).
 _LINES, _TIMELINE = "lines", "timeline"
 PIPE_BYTES = 1 << 20  # a batch of 20,000 events and its keyframes fits: the child's write never waits
-READER_NICENESS = 10  # the scheduler gives the app about nine times the reader's share when both want a core
+# The reader's two processes weigh half the app each (the scheduler's weights: 526 against 1024), so on two
+# cores the app's start has one to itself (1024 / (1024 + 2 * 526) of both); at 10 (110) they starved when
+# other programs kept the cores busy (10^6 events counted in 34 s against a 5 s loop, here under a load of 10).
+READER_NICENESS = 3
 FRAME_GAP_S = 0.2  # the least time between two frames of a growing log (End following it moves 5 times a second)
 
 

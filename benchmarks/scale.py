@@ -10,7 +10,10 @@ For each size (`benchmarks/synthetic_match.py`, cached) it prints:
   file size;
 - the app (a child process, headless): `aoe replay`'s load to the first frame of the match screen, the
   whole log read in the background, then the time of each frame stepping (from mid-match), seeking to
-  random moments (a click on the scrubber), End, Home, the space key that starts playing, and playing at 60x.
+  random moments (a click on the scrubber), End, Home, the space key that starts playing, and playing at 60x;
+- the app as a user meets it, `aoe replay` in a real terminal (tmux), wall time against a json.loads loop
+  over the same file measured beside it: the first frame, the whole log counted, End, a seek and Home pressed
+  1 s after the first frame (End followed to the true last event), and a log of distinct bodies counted.
 Then the browser (`aoe open`, headless) on 30 saved matches never seen: when every match is listed (each row
 "reading…" until read) and when every row is filled in; the listing's read alone, cold and with the summary
 cache warm; and the series view of the same 30 rounds.
@@ -266,7 +269,8 @@ class Terminal:
             "160",
             "-y",
             "48",
-            f"env -u COLUMNS -u LINES {aoe} replay {folder}; sleep 5",
+            # This tree's code, whichever tree the venv's `aoe` was installed from (a worktree measures itself).
+            f"env -u COLUMNS -u LINES PYTHONPATH={PROJECT} {aoe} replay {folder}; sleep 5",
         )
 
     def _tmux(self, *args: str) -> str:
@@ -284,12 +288,15 @@ class Terminal:
         return (int(found.group(1)), int(found.group(2)), screen) if found else None
 
     def until(self, done, timeout: float = 300.0) -> tuple[float, tuple[int, int, str]]:
-        """(seconds since the terminal opened, the cursor) at the first look where `done(cursor)`."""
+        """(seconds since the terminal opened, the cursor) at the first look where `done(cursor)`. A look
+        every `LOOK_EVERY_S` at most: looking without a pause (a tmux client started per look) took most of a
+        core from the app and its reader, on a machine of two."""
         deadline = time.perf_counter() + timeout
         while time.perf_counter() < deadline:
             cursor = self.cursor()
             if cursor is not None and done(cursor):
                 return time.perf_counter() - self.started, cursor
+            time.sleep(LOOK_EVERY_S)
         raise RuntimeError(f"{self.name}: never came; the screen was:\n{self.screen()}")
 
     def press(self, *keys: str, literal: bool = False) -> float:
@@ -309,6 +316,7 @@ class Terminal:
 
 
 STATUS = re.compile(r"event (\d+)/(\d+)")
+LOOK_EVERY_S = 0.01  # the figures' resolution: a look itself takes a few milliseconds
 KEY_DELAY_S = 1.0  # a key is pressed this long after the first frame, while a long log is still loading
 
 
@@ -317,7 +325,8 @@ def terminal_figures(folder: Path, count: int) -> dict[str, float]:
     measured next to the app's runs): the first frame, the whole log counted (the status line's `/N`), and
     End, a scrubber click (seek) and Home pressed 1 s after the first frame: how soon each one's frame is on
     the screen, and when End, pressed during the load, is on the true last event (it follows the end as the
-    log loads). Two runs: End alone (it must keep following), then the seek and Home."""
+    log loads). Two runs: End alone (it must keep following), then the seek and Home; then the whole log
+    counted for a log whose bodies all differ (`distinct_match`), against its own loop."""
     loop = min(best(lambda: json_loads_loop(folder / "events.jsonl"), 1, time.perf_counter) for _ in range(2))
     figures: dict[str, float] = {"loop": loop}
     terminal = Terminal(folder)
@@ -351,6 +360,15 @@ def terminal_figures(folder: Path, count: int) -> dict[str, float]:
         figures["counted_2"], _ = terminal.until(lambda cursor: cursor[1] == count)
     finally:
         terminal.close()
+    distinct = distinct_match(count)  # every body different: the app's load against that log's own loop
+    figures["distinct_loop"] = min(
+        best(lambda: json_loads_loop(distinct / "events.jsonl"), 1, time.perf_counter) for _ in range(2)
+    )
+    terminal = Terminal(distinct)
+    try:
+        figures["distinct_counted"], _ = terminal.until(lambda cursor: cursor[1] == count)
+    finally:
+        terminal.close()
     return figures
 
 
@@ -372,6 +390,8 @@ def terminal_rows(count: int, figures: dict[str, float]) -> dict[str, str]:
         "terminal: End at +1 s, on the last event (<= 1.0x)": ratio(figures["end_on_last"]),
         "terminal: seek at +1 s, its frame (<= 100 ms)": key("seek"),
         "terminal: Home after it, its frame (<= 100 ms)": key("home"),
+        "terminal: every body distinct, counted (<= 1.2x)": f"{figures['distinct_counted']:.2f} s = "
+        f"{figures['distinct_counted'] / figures['distinct_loop']:.2f}x",
     }
 
 

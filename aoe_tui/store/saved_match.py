@@ -33,6 +33,7 @@ from aoe_tui.domain.reducer import reduce
 from aoe_tui.domain.transcript import ToolTraceEntry, Transcript
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import parse_event_objects, read_log_bytes
+from aoe_tui.store.log_lines import Splitter, split_lines
 from aoe_tui.store.match_integrity import check_events_digest
 from aoe_tui.store.match_layout import EVENTS, WORLD, AgentPaths, MatchLayout
 from aoe_tui.store.model_calls import read_model_calls
@@ -191,9 +192,10 @@ def load_match(
     progress: Callable[[float], None] | None = None,
     preview_bytes: int | None = None,
     grown: Callable[[TimelineIndex], None] | None = None,
+    split: Splitter = split_lines,
 ) -> SavedMatch:
     """The match at `path`; `progress` hears how much of an event log was read, and `grown` its timeline as it
-    grows (`TimelineIndex.from_log`).
+    grows (`TimelineIndex.from_log`, its lines taken apart by `split`).
 
     With `preview_bytes`, an event log longer than that is read only up to it (its last whole line) and
     named in `pending_log`: the app opens a long match on its start and reads the rest in the background."""
@@ -201,9 +203,9 @@ def load_match(
     if not path.exists():
         raise AoeError(f"{path}: no such file or directory")
     if path.is_dir():
-        return _load_directory(path, progress, preview_bytes, grown)
+        return _load_directory(path, progress, preview_bytes, grown, split)
     if path.name == EVENTS:
-        return _load_directory(path.parent, progress, preview_bytes, grown)
+        return _load_directory(path.parent, progress, preview_bytes, grown, split)
     data = _read_json(path, "a saved match")
     if isinstance(data, dict) and data.get("artifact_type") == SINGLE_FILE_TYPE:
         return match_from_document(path, data)
@@ -313,6 +315,7 @@ def _read_timeline(
     progress: Callable[[float], None] | None,
     preview_bytes: int | None,
     grown: Callable[[TimelineIndex], None] | None = None,
+    split: Splitter = split_lines,
 ) -> tuple[TimelineIndex | None, bool]:
     """(the log's index, whether only its start was read) of an event log, or (None, False) when there is none."""
     if not path.exists():
@@ -321,7 +324,7 @@ def _read_timeline(
         with open(path, "rb") as log:
             start = log.read(preview_bytes)
         return TimelineIndex.from_log(start[: start.rfind(b"\n") + 1], str(path)), True
-    return TimelineIndex.from_log(read_log_bytes(path), str(path), progress, grown), False
+    return TimelineIndex.from_log(read_log_bytes(path), str(path), progress, grown, split=split), False
 
 
 def _load_directory(
@@ -329,12 +332,13 @@ def _load_directory(
     progress: Callable[[float], None] | None = None,
     preview_bytes: int | None = None,
     grown: Callable[[TimelineIndex], None] | None = None,
+    split: Splitter = split_lines,
 ) -> SavedMatch:
     layout = MatchLayout.published_or_nested(directory)
     events_path, world_path = layout.events, layout.world
     if not events_path.exists() and not world_path.exists():
         raise AoeError(f"{directory}: no match here (neither {events_path.name} nor {world_path.name})")
-    timeline, preview = _read_timeline(events_path, progress, preview_bytes, grown)
+    timeline, preview = _read_timeline(events_path, progress, preview_bytes, grown, split)
     events = timeline.events if timeline is not None else []
     recorded = _model(World, _read_json(world_path, "a world"), str(world_path)) if world_path.exists() else None
     skipped: list[SkippedFile] = []

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import bisect
 import gc
-import io
 import mmap
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from aoe_tui.domain.events import EventBase
-from aoe_tui.domain.reducer import apply_at
+from aoe_tui.domain.reducer import HANDLERS, apply_at
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import ScanPoint, scan_log
-from aoe_tui.store.log_lines import RECORDER_LINE, LogLines, Split
+from aoe_tui.store.log_lines import LogLines, Split, Splitter, split_lines
 from aoe_tui.store.markers import MarkerFinder
 
 # A keyframe is a world dumped as JSON (about 50 us for twelve territories), so one every 128 events was a
@@ -124,6 +123,10 @@ class TimelineBatch(NamedTuple):
     read_bytes: int
 
 
+def _ignored(world: World, event: EventBase) -> None:
+    """The fold of an event the world does not change with."""
+
+
 class TimelineIndex:
     def __init__(
         self,
@@ -156,59 +159,71 @@ class TimelineIndex:
         *,
         keyframe_every: int = DEFAULT_KEYFRAME_EVERY,
         budget_bytes: int = KEYFRAME_BUDGET_BYTES,
+        split: Splitter = split_lines,
     ) -> TimelineIndex:
         """The index of a whole log's bytes, read in one pass; `progress` hears the fraction read, and `grown`
-        the index itself as it grows (every `PROGRESS_EVERY` events; not at the end)."""
+        the index itself as it grows (after each chunk of lines that passed a multiple of `PROGRESS_EVERY`
+        events; not at the end). `split` takes the lines apart (`split_lines`, or the same in another
+        process)."""
         index = cls(keyframe_every=keyframe_every, budget_bytes=budget_bytes)
         lines = LogLines(data)
         index.events = lines
-        keep_start, keep_elapsed, head = lines.starts.append, index._elapsed.append, index._head
-        # A recorder's log is read here line by line with `BodyDecoder.split` and `_add`'s fold inlined (a
-        # generator, a call and a tuple per event were a tenth of the load); from the first line that is not
-        # in its shape, does not validate or breaks a rule, `scan_log` reads the rest (and words any error).
-        match, bodies, first_sight = RECORDER_LINE.match, lines.decoder.bodies, lines.decoder.first_sight
-        expected, last_ms, offset = 0, -(2**63), 0
+        head, starts, elapsed = index._head, lines.starts, index._elapsed
+        # The splitter's chunks are folded here with `apply_at` inlined, each body's handler found once (a
+        # call and a look-up per event were a tenth of the fold), the chunk's starts and clocks taken whole;
+        # from the first line that is not in the recorder's shape, does not validate or breaks a rule,
+        # `scan_log` reads the rest (and words any error).
+        known: list[tuple[EventBase, Callable[[World, EventBase], object]] | None] = []  # (event, its fold)
+        shared = lines.decoder.shared
+        expected, offset = 0, 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
         # would walk the heap again and again for no garbage (reference counting frees all of it).
         collecting = gc.isenabled()
         gc.disable()
+        chunks = split(data)
         try:
-            for raw in io.BytesIO(data):
-                parts = match(raw)
-                if parts is None:
-                    break
-                sequence, elapsed_ms, body = parts.groups()
-                sequence, elapsed_ms = int(sequence), int(elapsed_ms)
-                event = bodies.get(body)
-                if event is None:
-                    split = first_sight(raw, body, sequence, elapsed_ms)
-                    if split is None:
+            for chunk in chunks:
+                if chunk.fresh:
+                    known.clear()
+                first = expected
+                for at, line, body in chunk.new:
+                    event = shared(line, line[body:], first + at, chunk.elapsed[at])
+                    known.append(None if event is None else (event, HANDLERS.get(type(event), _ignored)))
+                for elapsed_ms, number in zip(chunk.elapsed, chunk.numbers):
+                    step = known[number]
+                    if step is None:
                         break
-                    event = split[0]
-                if sequence != expected or elapsed_ms < last_ms:
-                    break
-                keep_start(offset)
-                keep_elapsed(elapsed_ms)
-                apply_at(head, event, sequence, elapsed_ms)
-                expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
-                if expected % every == 0:
-                    index._keep_keyframe(expected)
-                    every = index.keyframe_every
-                if expected % PROGRESS_EVERY == 0:
+                    head.last_sequence, head.elapsed_ms = expected, elapsed_ms
+                    event, handler = step
+                    handler(head, event)
+                    expected += 1
+                    if expected % every == 0:
+                        index._keep_keyframe(expected)
+                        every = index.keyframe_every
+                done = expected - first
+                whole = done == len(chunk.numbers)
+                starts.extend(chunk.starts if whole else chunk.starts[:done])
+                elapsed.extend(chunk.elapsed if whole else chunk.elapsed[:done])
+                offset = chunk.end if whole else chunk.starts[done]
+                if expected // PROGRESS_EVERY != first // PROGRESS_EVERY:
                     if progress is not None:
                         progress(offset / size)
                     if grown is not None:
                         grown(index)
-            else:
+                if not whole:
+                    break
+            if offset == len(data):
                 return index
+            last_ms = elapsed[-1] if expected else -(2**63)
             previous = (lines[expected - 1], expected - 1, last_ms) if expected else None
-            for at, split in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
-                keep_start(at)
-                index._add(split)
+            for at, split_line in scan_log(data, source, lines.decoder, ScanPoint(offset, expected, last_ms, previous)):
+                starts.append(at)
+                index._add(split_line)
                 if progress is not None and len(index) % PROGRESS_EVERY == 0:
                     progress(at / size)
         finally:
+            chunks.close()  # another process's split ends with the read
             if collecting:
                 gc.enable()
         return index
@@ -253,7 +268,7 @@ class TimelineIndex:
 
     def batch_since(self, first: int) -> TimelineBatch:
         """The events from position `first` on, and the keyframes after it, as another process takes them
-        (`take_batch`); a log read with `from_log`."""
+        (`take_batches`); a log read with `from_log`."""
         assert isinstance(self.events, LogLines)
         lines, end = self.events, len(self)
         kept = bisect.bisect_left(self._keyframe_positions, first + 1) if first else 0
@@ -269,14 +284,22 @@ class TimelineIndex:
             read,
         )
 
-    def take_batch(self, batch: TimelineBatch, data: bytes | mmap.mmap | None = None) -> None:
-        """Grow by a batch another reader of the same log made (`batch_since`); the events it has that this
-        index has too (a preview of the log's start) are skipped. `data`: the log's bytes, now or later read
-        further than this index's (the lines are read from them)."""
+    def take_batches(self, batches: Sequence[TimelineBatch], data: bytes | mmap.mmap | None = None) -> None:
+        """Grow by batches another reader of the same log made (`batch_since`), in order; the events they have
+        that this index has too (a preview of the log's start) are skipped. `data`: the log's bytes, now or
+        later read further than this index's (the lines are read from them). The world after the last event is
+        the last batch's (one decode for all)."""
         assert isinstance(self.events, LogLines)
+        if not batches:
+            return
         lines = self.events
         if data is not None:
             lines.data = data
+        for batch in batches:
+            self._take_lines(lines, batch)
+        self._head = World.model_validate_json(batches[-1].head)
+
+    def _take_lines(self, lines: LogLines, batch: TimelineBatch) -> None:
         skip = len(self) - batch.first
         if skip < 0:
             raise ValueError(f"a batch from event {batch.first} cannot follow {len(self)} events")
@@ -295,7 +318,6 @@ class TimelineIndex:
             self._keyframe_positions = [self._keyframe_positions[i] for i in kept]
             self._keyframes = [self._keyframes[i] for i in kept]
             self._keyframe_bytes = sum(map(len, self._keyframes))
-        self._head = World.model_validate_json(batch.head)
 
     def take_details(self, columns: EventColumns, markers: MarkerFinder) -> None:
         """The columns and markers another reader of the same log worked out (`find_details`)."""

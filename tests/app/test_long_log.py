@@ -2,9 +2,10 @@
 
 from aoe_tui.app.app import AoeApp
 from aoe_tui.app.screens.match_screen import MatchScreen
+from aoe_tui.app.view import log_reader
 from aoe_tui.app.widgets.event_list import WINDOW, EventList
 from aoe_tui.app.widgets.scrubber import TimelineScrubber
-from aoe_tui.store import timeline
+from aoe_tui.store import log_lines, timeline
 from aoe_tui.store.saved_match import load_match
 from aoe_tui.testing.clock import ManualSource
 from benchmarks.synthetic_match import synthetic_match
@@ -38,6 +39,8 @@ async def _read_with_keys(monkeypatch, keys: list[str]) -> tuple[int, str, list[
     at once; (the cursor and the scrubber once the whole match is shown, (cursor, events loaded) at every frame
     meanwhile)."""
     monkeypatch.setattr(timeline, "PROGRESS_EVERY", 1_000)  # the forked reader takes it as it is
+    monkeypatch.setattr(log_lines, "CHUNK_LINES", 500)  # a batch after each chunk that passed 1,000 events
+    monkeypatch.setattr(log_reader, "FRAME_GAP_S", 0)  # a frame per batch: a load of 10^4 takes a moment
     frames: list[tuple[int, int]] = []
     refresh_cursor = MatchScreen.refresh_cursor
 

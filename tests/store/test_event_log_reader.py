@@ -5,7 +5,9 @@ import shutil
 
 import pytest
 
+from aoe_tui.app.view.log_reader import split_in_a_child
 from aoe_tui.domain.errors import AoeError
+from aoe_tui.store import log_lines
 from aoe_tui.domain.events import UnknownEvent, parse_event
 from aoe_tui.store.event_log import read_event_log, read_log_bytes
 from aoe_tui.store.saved_match import load_match
@@ -18,9 +20,21 @@ def read_as_index(path):
     return list(TimelineIndex.from_log(read_log_bytes(path), str(path)).events)
 
 
-@pytest.fixture(params=[read_event_log, read_as_index], ids=["event-list", "timeline-index"])
-def read(request):
-    """Both readers of a log: every rule and every error's wording must be the same in each."""
+def readsplit_in_a_child(path):
+    """The app's reader: `from_log` with the lines taken apart in a child process, in chunks of 3 lines whose
+    body numbers start over every 4 bodies (so every fixture crosses both)."""
+    return list(TimelineIndex.from_log(read_log_bytes(path), str(path), split=split_in_a_child).events)
+
+
+@pytest.fixture(
+    params=[read_event_log, read_as_index, readsplit_in_a_child],
+    ids=["event-list", "timeline-index", "split-in-a-child"],
+)
+def read(request, monkeypatch):
+    """Every reader of a log: every rule and every error's wording must be the same in each."""
+    if request.param is readsplit_in_a_child:
+        monkeypatch.setattr(log_lines, "CHUNK_LINES", 3)  # the forked child takes them as they are
+        monkeypatch.setattr(log_lines, "BODY_CACHE_LIMIT", 4)
     return request.param
 
 

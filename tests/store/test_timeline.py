@@ -2,9 +2,13 @@
 
 import random
 
+import pytest
+
+from aoe_tui.app.view.log_reader import split_in_a_child
 from aoe_tui.domain.reducer import apply_event, reduce
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import read_event_log, read_log_bytes
+from aoe_tui.store import log_lines
 from aoe_tui.store.log_lines import LogLines
 from aoe_tui.store.markers import find_markers, find_stalls
 from aoe_tui.store.saved_match import load_match
@@ -62,10 +66,18 @@ def test_stalls_collapse_identical_failures():
     assert any(m.kind == "stall" for m in markers) and any(m.kind == "finish" for m in markers)
 
 
-def test_seeks_equal_a_full_fold_at_a_thousand_random_positions():
-    """A long synthetic race read from its log, keyframes thinned by a small budget, against folding from zero."""
+@pytest.mark.parametrize("in_a_child", [False, True], ids=["split-here", "split-in-a-child"])
+def test_seeks_equal_a_full_fold_at_a_thousand_random_positions(in_a_child, monkeypatch):
+    """A long synthetic race read from its log, keyframes thinned by a small budget, against folding from zero;
+    its lines taken apart here or (as the app does) by a child process, in chunks of 1,000 lines whose body
+    numbers start over every 50 bodies."""
     path = synthetic_match(10_000) / "events.jsonl"
-    index = TimelineIndex.from_log(read_log_bytes(path), str(path), keyframe_every=16, budget_bytes=400_000)
+    monkeypatch.setattr(log_lines, "CHUNK_LINES", 1_000)
+    monkeypatch.setattr(log_lines, "BODY_CACHE_LIMIT", 50)
+    split = split_in_a_child if in_a_child else log_lines.split_lines
+    index = TimelineIndex.from_log(
+        read_log_bytes(path), str(path), keyframe_every=16, budget_bytes=400_000, split=split
+    )
     assert index.keyframe_every > 16, "the budget thinned the keyframes"
     events = read_event_log(path)
     positions = sorted(random.Random(13).sample(range(-1, len(events)), 1000))
@@ -76,6 +88,22 @@ def test_seeks_equal_a_full_fold_at_a_thousand_random_positions():
             folded += 1
         assert index.state_at(position) == world, position
     assert index.head == reduce(events)
+
+
+def test_a_split_that_ends_early_leaves_the_rest_to_the_strict_reader(monkeypatch):
+    """A splitter that stops handing on chunks (its process killed) loses nothing: the rest is read line by line."""
+    path = synthetic_match(10_000) / "events.jsonl"
+    monkeypatch.setattr(log_lines, "CHUNK_LINES", 1_000)
+
+    def first_chunks(data: bytes):
+        chunks = log_lines.split_lines(data)
+        yield next(chunks)
+        yield next(chunks)
+
+    index = TimelineIndex.from_log(read_log_bytes(path), str(path), split=first_chunks)
+    whole = TimelineIndex.from_log(read_log_bytes(path), str(path))
+    assert len(index) == len(whole) == 10_000 and index.head == whole.head
+    assert index.state_at(4_321) == whole.state_at(4_321)
 
 
 def test_a_log_timeline_keeps_lines_not_events():

@@ -9,6 +9,7 @@ following the end stays there.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 from textual import work
@@ -245,6 +246,7 @@ class MatchScreen(Screen[None]):
         def __init__(self, batches: Batches) -> None:
             super().__init__()
             self.batches = batches
+            self.drawn = threading.Event()  # set once the screen has drawn them
 
     class LogRead(Message):
         """The whole log is read, and everything the screen derives from it."""
@@ -256,8 +258,9 @@ class MatchScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="read-log")
     def _read_whole_log(self) -> None:
         """The whole match read by another process (`LogReader`, started by `aoe replay` while the app
-        started), this thread handing its batches to the screen as messages: it never waits for the screen,
-        and the reader never waits for either."""
+        started), this thread handing its batches to the screen as messages, the next once the last is drawn
+        (what came meanwhile comes as one): the reader never waits for the screen, and the screen draws only
+        what it can."""
         worker = get_current_worker()
         match, timeline = self.session.match, self.session.timeline
         assert isinstance(timeline.events, LogLines)
@@ -269,7 +272,10 @@ class MatchScreen(Screen[None]):
         try:
             for message in reader.messages(timeline, lambda: worker.is_cancelled):
                 if isinstance(message, Batches):
-                    self.post_message(self.LogGrown(message))
+                    grown = self.LogGrown(message)
+                    self.post_message(grown)
+                    while not (grown.drawn.wait(0.1) or worker.is_cancelled):
+                        pass
                 elif isinstance(message, Whole):
                     self.post_message(self.LogRead(message.session))
                 else:
@@ -280,11 +286,11 @@ class MatchScreen(Screen[None]):
     def on_match_screen_log_grown(self, message: LogGrown) -> None:
         """Batches of the log: the timeline grows; a cursor following the end moves with it (End while a log
         loads follows it, as `tail -f` does, until the user moves away)."""
+        self.call_after_refresh(message.drawn.set)
         if self.reading is None:
             return  # the read failed, or the whole match is shown already
         grown = message.batches
-        for batch in grown.batches:
-            self.session.timeline.take_batch(batch, grown.data)
+        self.session.timeline.take_batches(grown.batches, grown.data)
         self.reading = grown.fraction
         if self.playback.following:
             self.playback.end()

@@ -36,9 +36,13 @@ from tests.agents_real.guest import PROJECT, free_ports
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 TERRITORIES = ("builder-one", "builder-two", "builder-three")
 # The bundle (GUEST_MOUNT) is left out of the search: 2.5 GB of the harnesses' own files, read-only, no key in it.
+# The fragment is put together by the shell: a harness keeps its session's record in the guest (Claude Code's
+# projects/*.jsonl), and a command holding the fragment itself would be found there.
+_HALF = len(KEY_FRAGMENT) // 2
 KEY_SCAN = (
-    f"(env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n') | grep -c '{KEY_FRAGMENT}'; "
-    f"grep -rIl '{KEY_FRAGMENT}' /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses "
+    f"k=$(printf '%s%s' '{KEY_FRAGMENT[:_HALF]}' '{KEY_FRAGMENT[_HALF:]}'); "
+    "(env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n') | grep -c \"$k\"; "
+    'grep -rIl "$k" /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses '
     "2>/dev/null | head -5; echo scan-done"
 )
 RIVALS_WAIT_S = 480.0  # under Claude Code's and the gateway's 600 s wait for a first byte
@@ -275,5 +279,5 @@ def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
     # Another agent's token, used from this agent's guest: refused at this guest's own port (401), and the other
     # agent's port is not reachable from here at all (no answer: 000).
     assert [status for _, status in result.foreign_token_probes] == ["401", "000"], result.foreign_token_probes
-    scan = [e for e in result.trace(careful.agent_id) if KEY_FRAGMENT in str(e.get("input"))]
+    scan = [e for e in result.trace(careful.agent_id) if "scan-done" in str(e.get("input"))]
     assert scan and str(scan[-1]["output"]).strip().splitlines()[:2] == ["0", "scan-done"], scan

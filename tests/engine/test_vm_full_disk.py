@@ -50,6 +50,8 @@ def test_a_full_match_folder_mid_race_is_one_line_and_strands_nothing(tmp_path, 
     match_dir = only_match_in(small_disk)
     assert domains_of(match_dir) == []
     match = load_match(match_dir)  # what `aoe replay` opens
-    assert match.events and match.world.match_state in ("running", "aborted")
+    # Aborted when the log is refused first; void when the guests, paused by their full disks, are lost first (the
+    # log then refuses a later event); running when the log ends at its last whole event.
+    assert match.events and match.world.match_state in ("running", "aborted", "void")
     aborts = [e for e in match.events if e.kind == "match_state_changed" and e.to_json()["to"] == "aborted"]
     assert len(aborts) <= 1

@@ -74,7 +74,7 @@ def turns_for(entrant: Entrant) -> list[Turn]:
 def fleet_toml(entrants: list[Entrant]) -> str:
     return "".join(
         f'[[agents]]\nid = "{e.agent_id}"\nterritory = "{territory}"\nadapter = "{e.adapter}"\n'
-        f'model = "scripted/{e.agent_id}"\nbudget = {{ resource_units = 40 }}\n\n'
+        f'model = "scripted-{e.agent_id}"\nbudget = {{ resource_units = 40 }}\n\n'
         for e, territory in zip(entrants, TERRITORIES, strict=False)
     )
 
@@ -83,7 +83,7 @@ def providers_toml(servers: dict[str, ScriptedModelServer]) -> str:
     return "".join(
         f'[providers.{name}]\nopenai_base_url = "{server.openai_base_url}"\n'
         f'anthropic_base_url = "{server.base_url}"\ngemini_base_url = "{server.base_url}"\n'
-        f'api_key_env = "AOE_TEST_PROVIDER_KEY"\nmodels = ["scripted/{name}"]\n'
+        f'api_key_env = "AOE_TEST_PROVIDER_KEY"\nmodels = ["scripted-{name}"]\n'
         for name, server in servers.items()
     )
 

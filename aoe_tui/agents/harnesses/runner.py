@@ -238,15 +238,18 @@ class HarnessNotStarted(AoeError):
 
 
 def judge(harness: Harness, run: HarnessRun, report: HarnessReport) -> Outcome:
-    """The run's ending, blamed on who caused it (module docstring)."""
-    last = report.last_error or error_line(run.stderr_tail.decode("utf-8", errors="replace"))
+    """The run's ending, blamed on who caused it (module docstring). Its own record's error comes first; its
+    stderr's last line speaks only for a run that exited non-zero (harnesses warn there on a good run too)."""
+    stderr_line = error_line(run.stderr_tail.decode("utf-8", errors="replace"))
+    last = report.last_error or (stderr_line if run.exit_status else None)
     name = harness.adapter_id
     if run.cut:
         return Outcome("interrupted", f"{name}: the session was cut (the guest went away under it)", "arena")
     if run.exit_status in NOT_STARTED_EXITS or (
         run.stream_bytes == 0 and harness.trajectory is None and run.exit_status
     ):
-        return Outcome("harness_error", f"{name} did not start: {last or f'exit {run.exit_status}'}", "harness")
+        reason = report.last_error or stderr_line or f"exit {run.exit_status}"
+        return Outcome("harness_error", f"{name} did not start: {reason}", "harness")
     if last is not None and ("402" in last or "budget" in last.lower()):
         return Outcome("budget_exceeded", f"{name}: {last}", "player")
     if run.exit_status == 0 and report.completed and report.tool_trace:

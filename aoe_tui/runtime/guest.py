@@ -261,7 +261,13 @@ class TerritoryVM:
         """
         started = time.monotonic()
         deadline = started + timeout
+        phases: list[tuple[str, float]] = []
+
+        def done(phase: str) -> None:
+            phases.append((phase, time.monotonic() - started))
+
         before = await self._boot_id_or_none()
+        done("boot-id-before")
         events_seen = len(self.lifecycle_events)
         console = ConsoleWatch.from_now(self.console_path)
         caused: Cause = "acpi"
@@ -281,6 +287,7 @@ class TerritoryVM:
             console = ConsoleWatch.from_now(self.console_path)
             self._record_event("referee-reset")
             await self.hypervisor.reset(self.name)
+        done("guest-reset")
         self.ssh.drop()
         if not await self._wait_until(console.saw_banner, min(restart_stall, deadline - time.monotonic())):
             await self._reset_stalled_restart(deadline)
@@ -290,14 +297,17 @@ class TerritoryVM:
                 f"{caused} reboot (no fresh kernel boot on the serial console); "
                 f"console tail: {self.console_tail(6, separator=' | ')}"
             )
+        done("kernel")
         await self._connect_before(deadline, caused)
+        done("ssh")
         after = await self._boot_id_or_none()
+        done("boot-id-after")
         proven = (
             (("libvirt-event",) if self._rebooted_since(events_seen) else ())
             + (("referee-reset",) if caused == "reset-fallback" else ())
             + ("console-banner",)
         )
-        proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner)
+        proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner, tuple(phases))
         return dataclasses.replace(proof, proven_by=proven + ("boot-id",)) if proof.boot_id_changed else proof
 
     async def _reset_stalled_restart(self, deadline: float) -> None:

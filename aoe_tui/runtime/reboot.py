@@ -45,6 +45,9 @@ class RebootProof:
     boot_id_after: str | None
     seconds: float
     banner: str | None = None
+    # When each step was done, in seconds after the request (see TerritoryVM.reboot): what an operator reads
+    # to tell where a slow reboot spent its time (the guest's shutdown, its firmware, its boot, SSH).
+    phases: tuple[tuple[str, float], ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -55,6 +58,7 @@ class RebootProof:
             "boot_id_changed": self.boot_id_changed,
             "kernel_banner": self.banner,
             "reboot_seconds": round(self.seconds, 1),
+            "reboot_phases": {name: round(seconds, 1) for name, seconds in self.phases},
         }
 
     @property

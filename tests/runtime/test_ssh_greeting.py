@@ -1,0 +1,80 @@
+"""Waiting for sshd's greeting through a forward that accepts everything: fast, on loopback servers.
+
+QEMU's user-mode forward accepts every connection at once and loses those opened before the guest has an
+address (they stay silent); once the guest is up, a connection greets, or is refused while sshd is not yet
+listening. The wait must notice a greeting within a stagger of it being possible, never flood a slow
+guest, and never take anything but sshd's greeting for one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+from aoe_tui.runtime.ssh_greeting import first_greeting
+
+GREETING = b"SSH-2.0-OpenSSH_9.2p1\r\n"
+
+
+class Forward:
+    """A loopback listener like the forward: connections accepted before `up_at` stay silent for good;
+    later ones are greeted after `greet_delay` seconds with `greeting`."""
+
+    def __init__(self, up_at: float, greet_delay: float = 0.0, greeting: bytes = GREETING) -> None:
+        self.up_at = up_at
+        self.greet_delay = greet_delay
+        self.greeting = greeting
+        self.accepted = 0
+        self._held: list[asyncio.StreamWriter] = []
+
+    async def __aenter__(self) -> Forward:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        for writer in self._held:
+            writer.close()
+        self.server.close()
+
+    async def _serve(self, _reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        self._held.append(writer)
+        if time.monotonic() < self.up_at:
+            return  # lost on its way to a guest without an address: silent
+        await asyncio.sleep(self.greet_delay)
+        writer.write(self.greeting)
+
+
+async def test_a_greeting_is_seen_within_a_stagger_of_sshd_coming_up() -> None:
+    async with Forward(up_at=time.monotonic() + 1.0) as forward:
+        started = time.monotonic()
+        sock = await first_greeting("127.0.0.1", forward.port, 10, stagger=0.2, patience=5)
+        waited = time.monotonic() - started
+    assert sock is not None
+    assert sock.recv(64, socket.MSG_PEEK) == GREETING  # still unread: the SSH handshake reads it
+    sock.close()
+    assert 1.0 <= waited < 1.6  # not the patience of the silent connections opened before
+
+
+async def test_a_slow_greeting_is_waited_for_without_flooding_the_guest() -> None:
+    async with Forward(up_at=0, greet_delay=1.0) as forward:
+        sock = await first_greeting("127.0.0.1", forward.port, 10, stagger=0.25, patience=5)
+        assert sock is not None
+        sock.close()
+        assert forward.accepted <= 6  # one per stagger while the first greets: none cut and opened again
+
+
+async def test_a_refused_port_is_retried_at_a_measured_pace_until_the_time_is_up() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # bound, never listening: refused
+        started = time.monotonic()
+        assert await first_greeting("127.0.0.1", port, 0.6, stagger=0.2) is None
+    assert 0.6 <= time.monotonic() - started < 1.0
+
+
+async def test_only_an_ssh_greeting_counts() -> None:
+    async with Forward(up_at=0, greeting=b"HTTP/1.1 400 Bad Request\r\n") as forward:
+        assert await first_greeting("127.0.0.1", forward.port, 0.8, stagger=0.2, patience=0.5) is None

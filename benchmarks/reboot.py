@@ -6,7 +6,8 @@ One First Build guest (warm-started, as in a match) serving the scripted oracle'
 - the referee's check: its host_reboot operation exactly as a race runs it (`Referee._check`: the verifier's
   before_reboot phase, the reboot through libvirt proven from outside, the after_reboot phase);
 - the guest's bare reboot: `systemctl reboot` inside the guest, then a fresh kernel on the serial console,
-  then the SSH port polled every 0.1 s until sshd sends its banner (the least any reboot check can wait).
+  then the SSH port watched until sshd sends its greeting (no login, no command): the least any reboot
+  check can wait.
 
 Each run's timeline is printed too (seconds after the request): the guest's reset as libvirt saw it, and
 the console's milestones (the old kernel's last line, the new kernel, root mounted, systemd's multi-user
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import statistics
 import subprocess
 import sys
@@ -43,7 +45,8 @@ from aoe_tui.runtime.guest_recipe import SLOT_APP, SLOT_UNIT
 from aoe_tui.runtime.image import require_image
 from aoe_tui.runtime.match_runtime import MatchRuntime, TerritorySpec
 from aoe_tui.runtime.ports import LOOPBACK
-from aoe_tui.runtime.reboot import ConsoleWatch
+from aoe_tui.runtime.reboot import LOGIN_PROMPT, ConsoleWatch
+from aoe_tui.runtime.ssh_greeting import first_greeting
 from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
 
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
@@ -121,30 +124,27 @@ async def _referee_check(referee: Referee, vm: TerritoryVM) -> tuple[float, str]
     return seconds, f"{timeline.close()}; the reboot itself {reboot:.1f} s ({phases}), verifiers {seconds - reboot:.1f} s"
 
 
-async def _ssh_banner(port: int) -> bool:
-    try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(LOOPBACK, port), 1.0)
-    except (OSError, TimeoutError):
-        return False
-    try:
-        return (await asyncio.wait_for(reader.readline(), 1.0)).startswith(b"SSH-")
-    except (OSError, TimeoutError):
-        return False
-    finally:
-        writer.close()
-
-
 async def _bare_reboot(vm: TerritoryVM) -> tuple[float, str]:
-    """The guest reboots itself; seconds until its sshd greets again (after a fresh kernel, so never the old one)."""
+    """The guest reboots itself; seconds until its sshd greets again (after a fresh kernel, so never the old one).
+
+    The greeting is watched for as the referee does (runtime.ssh_greeting, told by the console's login prompt
+    when the guest is up): a probe opened every fraction of a second finds sshd later, not sooner, since each
+    one the forward held while the guest was down reaches sshd afterwards."""
     console = ConsoleWatch.from_now(vm.console_path)
+    booted_from = console.offset
     timeline = Timeline(vm)
     await vm.run("systemctl --no-block reboot", timeout=15)
     vm.ssh.drop()
     deadline = timeline.start + BARE_TIMEOUT_S
-    while not (console.saw_banner() and await _ssh_banner(vm.ssh_port)):
+    while not console.saw_banner():
         if time.monotonic() > deadline:
-            raise SystemExit(f"the guest's own reboot did not reach SSH within {BARE_TIMEOUT_S:g} s")
+            raise SystemExit(f"the guest's own reboot showed no fresh kernel within {BARE_TIMEOUT_S:g} s")
         await asyncio.sleep(POLL_S)
+    up = ConsoleWatch(vm.console_path, booted_from, pattern=LOGIN_PROMPT).saw_banner
+    greeted = await first_greeting(LOOPBACK, vm.ssh_port, deadline - time.monotonic(), up)
+    if greeted is None:
+        raise SystemExit(f"the guest's own reboot did not reach SSH within {BARE_TIMEOUT_S:g} s")
+    greeted.close()
     seconds = time.monotonic() - timeline.start
     return seconds, timeline.close()
 
@@ -169,8 +169,8 @@ async def measure(repeats: int, work: Path) -> dict[str, list[float]]:
         )
         referee.open_match([TERRITORY])
         for repeat in range(repeats):
-            for name, run in (("check", _referee_check(referee, vm)), ("bare", _bare_reboot(vm))):
-                seconds, timeline = await run
+            for name, run in (("check", functools.partial(_referee_check, referee)), ("bare", _bare_reboot)):
+                seconds, timeline = await run(vm)
                 figures[name].append(seconds)
                 print(f"... {repeat + 1} {name} {seconds:5.1f} s: {timeline}", file=sys.stderr, flush=True)
     finally:

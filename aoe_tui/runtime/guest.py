@@ -31,6 +31,7 @@ from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import (
     ACPI_GRACE_SECONDS,
+    LOGIN_PROMPT,
     RESTART_STALL_SECONDS,
     Cause,
     ConsoleWatch,
@@ -39,6 +40,7 @@ from aoe_tui.runtime.reboot import (
 )
 from aoe_tui.runtime.save_image import copy_with_definition
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
+from aoe_tui.runtime.ssh_greeting import always
 from aoe_tui.runtime.warm_start import WarmRestoreFailed, WarmSource, give_identity
 from aoe_tui.store.match_layout import TerritoryPaths
 
@@ -224,12 +226,21 @@ class TerritoryVM:
             return time.monotonic() - started
         watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds))
         try:
-            await self.ssh.connect(timeout)
+            await self._connect_once_up(0, timeout)
         except SSHUnavailable as error:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
         finally:
             watchdog.cancel()
         return time.monotonic() - started
+
+    async def _connect_once_up(self, console_offset: int, timeout: float) -> None:
+        """SSH to a guest that is booting: told by its console's login prompt past `console_offset` when it is up
+        (runtime.ssh_greeting: a connection opened before is lost in the forward and would only be found late)."""
+        self.ssh.reachable = ConsoleWatch(self.console_path, console_offset, pattern=LOGIN_PROMPT).saw_banner
+        try:
+            await self.ssh.connect(timeout)
+        finally:
+            self.ssh.reachable = always
 
     async def _reset_stalled_boot(self, event: str = "boot-stall-reset") -> None:
         self._record_event(event)
@@ -270,6 +281,7 @@ class TerritoryVM:
         done("boot-id-before")
         events_seen = len(self.lifecycle_events)
         console = ConsoleWatch.from_now(self.console_path)
+        booted_from = console.offset
         caused: Cause = "acpi"
         try:
             await self.hypervisor.reboot_acpi(self.name)
@@ -285,6 +297,7 @@ class TerritoryVM:
                 raise GuestGone(f"territory {self.territory_id}: the guest is gone (its VM stopped during the reboot)")
             caused = "reset-fallback"
             console = ConsoleWatch.from_now(self.console_path)
+            booted_from = console.offset
             self._record_event("referee-reset")
             await self.hypervisor.reset(self.name)
         done("guest-reset")
@@ -298,7 +311,7 @@ class TerritoryVM:
                 f"console tail: {self.console_tail(6, separator=' | ')}"
             )
         done("kernel")
-        await self._connect_before(deadline, caused)
+        await self._connect_before(deadline, caused, booted_from)
         done("ssh")
         after = await self._boot_id_or_none()
         done("boot-id-after")
@@ -341,12 +354,12 @@ class TerritoryVM:
             await asyncio.sleep(poll)
         return True
 
-    async def _connect_before(self, deadline: float, what: str) -> None:
+    async def _connect_before(self, deadline: float, what: str, console_offset: int) -> None:
         """SSH back after a reboot; a boot that freezes silently on the way is reset once, as at first boot
         (a frozen guest is the arena's fault, and without this every later check would blame the player)."""
         watchdog = asyncio.create_task(rescue_stalled_boot(self.console_path, self._reset_stalled_boot))
         try:
-            await self.ssh.connect(max(deadline - time.monotonic(), 1))
+            await self._connect_once_up(console_offset, max(deadline - time.monotonic(), 1))
         except SSHUnavailable as error:
             raise AoeError(
                 f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "

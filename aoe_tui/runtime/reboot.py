@@ -33,6 +33,10 @@ RESTART_STALL_SECONDS = 30.0
 # started prints it. (Userland could echo a look-alike; that is why it never proves a
 # reboot alone, only together with the hypervisor's own word.)
 KERNEL_BANNER = re.compile(rb"\[\s*0\.0+\] Linux version \S+")
+# The serial getty's prompt: the booted guest is on its network by then (sshd follows within a second or
+# two), so connections to it are no longer lost in QEMU's forward (runtime.ssh_greeting). Only a hint of
+# when to connect: anything in the guest could print it.
+LOGIN_PROMPT = re.compile(rb"login: ")
 _CHUNK = 1 << 20
 _OVERLAP = 128
 
@@ -77,7 +81,8 @@ def valid_boot_id(text: str) -> str | None:
 
 @dataclass
 class ConsoleWatch:
-    """Looks for a fresh kernel banner in a console log, past an offset, reading only new bytes.
+    """Looks for a fresh kernel banner (or another `pattern`) in a console log, past an offset, reading only new
+    bytes; `banner` is what it found.
 
     A log shorter than the offset was rotated or truncated meanwhile: it is read from its start.
     """
@@ -85,6 +90,7 @@ class ConsoleWatch:
     path: Path
     offset: int
     banner: str | None = None
+    pattern: re.Pattern[bytes] = KERNEL_BANNER
     _tail: bytes = field(default=b"", repr=False)
 
     @classmethod
@@ -103,7 +109,7 @@ class ConsoleWatch:
                 while chunk := log.read(_CHUNK):
                     self.offset += len(chunk)
                     window = self._tail + chunk
-                    if match := KERNEL_BANNER.search(window):
+                    if match := self.pattern.search(window):
                         self.banner = match.group(0).decode(errors="replace")[:120]
                         return True
                     self._tail = window[-_OVERLAP:]

@@ -25,14 +25,15 @@ import asyncssh
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.head_tail import DEFAULT_KEEP, HeadTail
 from aoe_tui.runtime.keys import MatchKeys, host_pattern
-from aoe_tui.runtime.ssh_greeting import first_greeting
+from aoe_tui.runtime.ssh_greeting import PATIENCE_S, always, first_greeting
 
 Liveness = Callable[[], Awaitable[bool]]
 RUN_DIR = "/run/aoe-run"
 LOOPBACK_HOST = "127.0.0.1"  # both ends of a forward: the guest's own loopback and the host's
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
-# How long to wait for sshd's greeting before asking the hypervisor again whether the guest still runs.
-_LIVENESS_EVERY_S = 10.0
+# How long to wait for sshd's greeting before asking the hypervisor again whether the guest still runs
+# (twice an attempt's patience: a silent attempt is seldom cut short by it).
+_LIVENESS_EVERY_S = 2 * PATIENCE_S
 # Past this much output (stdout + stderr) a command is killed: nobody reads 8 MiB of a tool's output.
 OUTPUT_CAP_BYTES = 8 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -108,6 +109,8 @@ class GuestSSH:
         self._connection: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
         self._forwards: dict[int, int] = {}  # guest loopback port -> host loopback port, on every connection
+        # Whether the guest has said it is up (its console's login prompt), while it boots: see runtime.ssh_greeting.
+        self.reachable: Callable[[], bool] = always
 
     @property
     def connected(self) -> bool:
@@ -131,7 +134,8 @@ class GuestSSH:
         last_error = "sshd never greeted"
         while True:
             await self._fail_if_gone()
-            greeted = await first_greeting(self.host, self.port, min(deadline - time.monotonic(), _LIVENESS_EVERY_S))
+            left = min(deadline - time.monotonic(), _LIVENESS_EVERY_S)
+            greeted = await first_greeting(self.host, self.port, left, self.reachable)
             if greeted is not None:
                 try:
                     return await self._connect_once(greeted, max(deadline - time.monotonic(), 1.0))

@@ -1,52 +1,60 @@
-"""The first moment a guest's sshd greets, without losing seconds to its port forward.
+"""The first moment a guest's sshd greets, without losing seconds to its port forward, nor flooding it.
 
 A guest's SSH is reached through QEMU's user-mode forward, which accepts every TCP connection at once
 and only then tries the guest. While the guest has no address yet (its kernel and DHCP are still
 starting) that try is lost and repeated on the forward's own backoff, seconds apart, so a connection
 opened early sits silent well past the moment sshd starts: the referee's reboot lost 3-9 s to it
-after every reboot, waiting out an 8 s SSH attempt begun before the guest's network was up
-(benchmarks/reboot.py). Once the guest is on the network, a closed port is refused at once.
+after every reboot, waiting out an 8 s SSH attempt begun before the guest's network was up. Nor can
+the host give up on such a connection: the forward does not look at the host's side until the guest
+answers, so every connection opened while the guest is down reaches its sshd later, which forks and
+starts a child for each (benchmarks/reboot.py saw a probe every 0.2 s through a reboot delay the
+guest's SSH by a minute, on a busy host).
 
-So a fresh connection is opened every `stagger` seconds while none has greeted, each kept for up to
-`patience` seconds (a guest busy booting under TCG can take seconds to send its greeting: a
-connection that sshd accepted is not cut the moment it is slow, and a slow guest is never flooded
-with more than patience / stagger of them); the first whose first bytes are sshd's "SSH-" wins and
-the rest are closed. The caller then runs the SSH handshake on that socket for as long as it needs.
+So one connection is open at a time: refused (the guest is on the network, its sshd not yet), it is
+tried again a moment later; silent, it is kept for `patience` seconds (a guest busy booting under TCG
+can take seconds to greet), unless the guest says it has come up (`reachable`: the referee watches
+its serial console for the login prompt) after it was opened: then a fresh one reaches sshd at once.
+The caller then runs the SSH handshake on the greeted socket, for as long as it needs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
+from collections.abc import Callable
 
-STAGGER_S = 1.0
-PATIENCE_S = 6.0
+PATIENCE_S = 8.0
+RETRY_S = 0.25  # after a refusal; also how often `reachable` is asked
 _GREETING = b"SSH-"
 
 
+def always() -> bool:
+    return True
+
+
 async def first_greeting(
-    host: str, port: int, seconds: float, stagger: float = STAGGER_S, patience: float = PATIENCE_S
+    host: str, port: int, seconds: float, reachable: Callable[[], bool] = always, patience: float = PATIENCE_S
 ) -> socket.socket | None:
     """A connected socket whose peer has sent sshd's greeting (still unread), or None after `seconds`."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
-    pending: set[asyncio.Task[socket.socket | None]] = set()
-    try:
-        while deadline - loop.time() > 0:
-            pending.add(asyncio.ensure_future(_greeted(host, port, min(patience, deadline - loop.time()))))
-            next_open = min(loop.time() + stagger, deadline)
-            while pending and (wait := next_open - loop.time()) > 0:
-                done, pending = await asyncio.wait(pending, timeout=wait, return_when="FIRST_COMPLETED")
-                if greeted := [sock for task in done if (sock := task.result()) is not None]:
-                    for extra in greeted[1:]:
-                        extra.close()
-                    return greeted[0]
-            if not pending:  # each was refused at once: the guest is up, its sshd not yet; again in a moment
-                await asyncio.sleep(min(stagger / 4, max(deadline - loop.time(), 0)))
-        return None
-    finally:
-        await _close_all(pending)
+    while (left := deadline - loop.time()) > 0:
+        opened_reachable = reachable()
+        attempt = asyncio.ensure_future(_greeted(host, port, min(patience, left)))
+        try:
+            while not attempt.done() and (opened_reachable or not reachable()):
+                await asyncio.wait({attempt}, timeout=RETRY_S)
+        except BaseException:
+            _discard(attempt)
+            raise
+        if not attempt.done():  # opened before the guest came up: a fresh one reaches it at once
+            _discard(attempt)
+            continue
+        if (greeted := attempt.result()) is not None:
+            return greeted
+        if loop.time() - (deadline - left) < patience:  # refused, not merely silent: again in a moment
+            await asyncio.sleep(min(RETRY_S, max(deadline - loop.time(), 0)))
+    return None
 
 
 async def _greeted(host: str, port: int, patience: float) -> socket.socket | None:
@@ -63,7 +71,7 @@ async def _greeted(host: str, port: int, patience: float) -> socket.socket | Non
             await loop.sock_connect(sock, address)
             await _readable(loop, sock)
         head = sock.recv(len(_GREETING), socket.MSG_PEEK)
-        if head and _GREETING.startswith(head[: len(_GREETING)]):
+        if head and _GREETING.startswith(head):
             return sock
     except (OSError, TimeoutError):
         pass
@@ -74,6 +82,14 @@ async def _greeted(host: str, port: int, patience: float) -> socket.socket | Non
     return None
 
 
+def _discard(attempt: asyncio.Task[socket.socket | None]) -> None:
+    """Stop an attempt (it closes its own socket), or close the socket it found a moment too late."""
+    if not attempt.done():
+        attempt.cancel()
+    elif not attempt.cancelled() and attempt.exception() is None and (greeted := attempt.result()) is not None:
+        greeted.close()
+
+
 async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
     ready = loop.create_future()
     loop.add_reader(sock, lambda: ready.done() or ready.set_result(None))
@@ -81,12 +97,3 @@ async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> Non
         await ready
     finally:
         loop.remove_reader(sock)
-
-
-async def _close_all(tasks: set[asyncio.Task[socket.socket | None]]) -> None:
-    for task in tasks:
-        task.cancel()
-    for task in tasks:
-        with contextlib.suppress(asyncio.CancelledError):
-            if (sock := await task) is not None:  # greeted just as the winner was chosen
-                sock.close()

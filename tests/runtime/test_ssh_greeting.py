@@ -2,8 +2,8 @@
 
 QEMU's user-mode forward accepts every connection at once and loses those opened before the guest has an
 address (they stay silent); once the guest is up, a connection greets, or is refused while sshd is not yet
-listening. The wait must notice a greeting within a stagger of it being possible, never flood a slow
-guest, and never take anything but sshd's greeting for one.
+listening. The wait must notice a greeting as soon as the guest says it is up, keep one connection open at a time
+(each one opened reaches sshd in the end), and never take anything but sshd's greeting for one.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from unittest import mock
 
+from aoe_tui.runtime import ssh_greeting
 from aoe_tui.runtime.ssh_greeting import first_greeting
 
 GREETING = b"SSH-2.0-OpenSSH_9.2p1\r\n"
@@ -47,34 +49,54 @@ class Forward:
         writer.write(self.greeting)
 
 
-async def test_a_greeting_is_seen_within_a_stagger_of_sshd_coming_up() -> None:
+async def test_a_greeting_is_seen_as_soon_as_the_guest_says_it_is_up() -> None:
     async with Forward(up_at=time.monotonic() + 1.0) as forward:
+        up = lambda: time.monotonic() >= forward.up_at  # noqa: E731 (the console's login prompt)
         started = time.monotonic()
-        sock = await first_greeting("127.0.0.1", forward.port, 10, stagger=0.2, patience=5)
+        sock = await first_greeting("127.0.0.1", forward.port, 10, up, patience=5)
         waited = time.monotonic() - started
     assert sock is not None
     assert sock.recv(64, socket.MSG_PEEK) == GREETING  # still unread: the SSH handshake reads it
     sock.close()
-    assert 1.0 <= waited < 1.6  # not the patience of the silent connections opened before
+    assert 1.0 <= waited < 1.5  # not the patience of the silent connection opened before
+    assert forward.accepted == 2  # that one and a fresh one: the guest is never flooded
 
 
-async def test_a_slow_greeting_is_waited_for_without_flooding_the_guest() -> None:
-    async with Forward(up_at=0, greet_delay=1.0) as forward:
-        sock = await first_greeting("127.0.0.1", forward.port, 10, stagger=0.25, patience=5)
+async def test_without_word_from_the_guest_a_silent_connection_is_replaced_after_its_patience() -> None:
+    async with Forward(up_at=time.monotonic() + 0.3) as forward:
+        started = time.monotonic()
+        sock = await first_greeting("127.0.0.1", forward.port, 10, patience=1.0)
         assert sock is not None
         sock.close()
-        assert forward.accepted <= 6  # one per stagger while the first greets: none cut and opened again
+    assert 1.0 <= time.monotonic() - started < 1.5 and forward.accepted == 2
+
+
+async def test_a_slow_greeting_is_waited_for_on_one_connection() -> None:
+    async with Forward(up_at=0, greet_delay=1.0) as forward:
+        sock = await first_greeting("127.0.0.1", forward.port, 10, patience=5)
+        assert sock is not None
+        sock.close()
+        assert forward.accepted == 1
 
 
 async def test_a_refused_port_is_retried_at_a_measured_pace_until_the_time_is_up() -> None:
-    with socket.socket() as probe:
+    attempts = 0
+    real = ssh_greeting._greeted
+
+    async def counted(*args):
+        nonlocal attempts
+        attempts += 1
+        return await real(*args)
+
+    with socket.socket() as probe, mock.patch.object(ssh_greeting, "_greeted", counted):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, never listening: refused
         started = time.monotonic()
-        assert await first_greeting("127.0.0.1", port, 0.6, stagger=0.2) is None
-    assert 0.6 <= time.monotonic() - started < 1.0
+        assert await first_greeting("127.0.0.1", port, 1.0) is None
+    assert 1.0 <= time.monotonic() - started < 1.4
+    assert 3 <= attempts <= 5  # one each RETRY_S
 
 
 async def test_only_an_ssh_greeting_counts() -> None:
     async with Forward(up_at=0, greeting=b"HTTP/1.1 400 Bad Request\r\n") as forward:
-        assert await first_greeting("127.0.0.1", forward.port, 0.8, stagger=0.2, patience=0.5) is None
+        assert await first_greeting("127.0.0.1", forward.port, 0.8, patience=0.5) is None

@@ -13,7 +13,9 @@ guest's SSH by a minute, on a busy host).
 So one connection is open at a time: refused (the guest is on the network, its sshd not yet), it is
 tried again a moment later; silent, it is kept for `patience` seconds (a guest busy booting under TCG
 can take seconds to greet), unless the guest says it has come up (`reachable`: the referee watches
-its serial console for the login prompt) after it was opened: then a fresh one reaches sshd at once.
+its serial console for the login prompt) after it was opened: then a fresh one is opened, and replaced
+after 1 s, 2 s, 4 s... while it stays silent (the guest's DHCP may finish seconds after its prompt: a
+few connections are held for it, never a flood).
 The caller then runs the SSH handshake on the greeted socket, for as long as it needs.
 """
 
@@ -24,6 +26,9 @@ import socket
 from collections.abc import Callable
 
 PATIENCE_S = 8.0
+# Once the guest says it is up, a silent connection is replaced after 1 s, then 2, 4, ... up to PATIENCE_S:
+# its network may come up seconds after the login prompt (DHCP), and its sshd may greet slowly.
+HURRIED_PATIENCE_S = 1.0
 RETRY_S = 0.25  # after a refusal; also how often `reachable` is asked
 _GREETING = b"SSH-"
 
@@ -38,9 +43,13 @@ async def first_greeting(
     """A connected socket whose peer has sent sshd's greeting (still unread), or None after `seconds`."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
+    hurried = HURRIED_PATIENCE_S
     while (left := deadline - loop.time()) > 0:
         opened_reachable = reachable()
-        attempt = asyncio.ensure_future(_greeted(host, port, min(patience, left)))
+        wait = patience
+        if opened_reachable and reachable is not always:  # up, but maybe not yet on its network: try again soon
+            wait, hurried = hurried, min(2 * hurried, patience)
+        attempt = asyncio.ensure_future(_greeted(host, port, min(wait, left)))
         try:
             while not attempt.done() and (opened_reachable or not reachable()):
                 await asyncio.wait({attempt}, timeout=RETRY_S)
@@ -52,7 +61,7 @@ async def first_greeting(
             continue
         if (greeted := attempt.result()) is not None:
             return greeted
-        if loop.time() - (deadline - left) < patience:  # refused, not merely silent: again in a moment
+        if loop.time() - (deadline - left) < wait:  # refused, not merely silent: again in a moment
             await asyncio.sleep(min(RETRY_S, max(deadline - loop.time(), 0)))
     return None
 

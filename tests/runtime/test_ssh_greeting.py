@@ -100,3 +100,13 @@ async def test_a_refused_port_is_retried_at_a_measured_pace_until_the_time_is_up
 async def test_only_an_ssh_greeting_counts() -> None:
     async with Forward(up_at=0, greeting=b"HTTP/1.1 400 Bad Request\r\n") as forward:
         assert await first_greeting("127.0.0.1", forward.port, 0.8, patience=0.5) is None
+
+
+async def test_once_up_a_silent_connection_is_soon_replaced_but_never_in_a_flood() -> None:
+    async with Forward(up_at=time.monotonic() + 2.5) as forward:  # the network comes up after the prompt
+        started = time.monotonic()
+        sock = await first_greeting("127.0.0.1", forward.port, 10, lambda: True, patience=8)
+        assert sock is not None
+        sock.close()
+    assert 3.0 <= time.monotonic() - started < 3.5  # replaced after 1 s and 2 s: the third greets
+    assert forward.accepted == 3

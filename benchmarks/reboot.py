@@ -105,8 +105,11 @@ def _manifest() -> tuple[Manifest, dict[str, Path]]:
 async def _deploy_oracle(vm: TerritoryVM) -> None:
     """The scripted oracle's durable service in the guest's slot, up before the first reboot."""
     await vm.ssh.write_file(SLOT_APP, app_source("sqlite").encode())
-    started = await vm.run(f"systemctl start {SLOT_UNIT} && for i in $(seq 100); do "
-                           "curl -fs localhost:8080/health && exit 0; sleep 0.2; done; exit 1", timeout=60)
+    started = await vm.run(
+        f"systemctl start {SLOT_UNIT} && for i in $(seq 100); do "
+        "curl -fs localhost:8080/health && exit 0; sleep 0.2; done; exit 1",
+        timeout=60,
+    )
     if started.exit_status != 0:
         raise SystemExit(f"the oracle's service did not start: {started.stderr.strip()}")
 
@@ -121,7 +124,10 @@ async def _referee_check(referee: Referee, vm: TerritoryVM) -> tuple[float, str]
     evidence = outcome.evidence
     reboot = evidence["reboot_seconds"]
     phases = ", ".join(f"{name} {at:.1f}" for name, at in evidence["reboot_phases"].items())
-    return seconds, f"{timeline.close()}; the reboot itself {reboot:.1f} s ({phases}), verifiers {seconds - reboot:.1f} s"
+    return (
+        seconds,
+        f"{timeline.close()}; the reboot itself {reboot:.1f} s ({phases}), verifiers {seconds - reboot:.1f} s",
+    )
 
 
 async def _bare_reboot(vm: TerritoryVM) -> tuple[float, str]:
@@ -191,7 +197,9 @@ def main() -> None:
     ratio = max(figures["check"]) / max(figures["bare"])
     verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
     print(f"ratio of maxima (check / bare): {ratio:.2f}x   target <= {TARGET_RATIO}x: {verdict}")
-    print(f"ratio of p50s   (check / bare): {statistics.median(figures['check']) / statistics.median(figures['bare']):.2f}x")
+    print(
+        f"ratio of p50s   (check / bare): {statistics.median(figures['check']) / statistics.median(figures['bare']):.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -100,8 +100,13 @@ def _discard(attempt: asyncio.Task[socket.socket | None]) -> None:
 
 
 async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
-    ready = loop.create_future()
-    loop.add_reader(sock, lambda: ready.done() or ready.set_result(None))
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock, readable)
     try:
         await ready
     finally:

@@ -105,13 +105,15 @@ def _manifest() -> tuple[Manifest, dict[str, Path]]:
 async def _deploy_oracle(vm: TerritoryVM) -> None:
     """The scripted oracle's durable service in the guest's slot, up before the first reboot."""
     await vm.ssh.write_file(SLOT_APP, app_source("sqlite").encode())
-    started = await vm.run(
-        f"systemctl start {SLOT_UNIT} && for i in $(seq 100); do "
-        "curl -fs localhost:8080/health && exit 0; sleep 0.2; done; exit 1",
-        timeout=60,
-    )
-    if started.exit_status != 0:
-        raise SystemExit(f"the oracle's service did not start: {started.stderr.strip()}")
+    await _service_up(vm, f"systemctl start {SLOT_UNIT} && ")
+
+
+async def _service_up(vm: TerritoryVM, first: str = "") -> None:
+    """Wait (untimed) until the service answers: a race checks host-reboot only once it has passed before."""
+    loop = "for i in $(seq 300); do curl -fs localhost:8080/health && exit 0; sleep 0.2; done; exit 1"
+    answered = await vm.run(first + loop, timeout=90)
+    if answered.exit_status != 0:
+        raise SystemExit(f"the oracle's service did not answer: {answered.stderr.strip()}")
 
 
 async def _referee_check(referee: Referee, vm: TerritoryVM) -> tuple[float, str]:
@@ -152,6 +154,7 @@ async def _bare_reboot(vm: TerritoryVM) -> tuple[float, str]:
         raise SystemExit(f"the guest's own reboot did not reach SSH within {BARE_TIMEOUT_S:g} s")
     greeted.close()
     seconds = time.monotonic() - timeline.start
+    await _service_up(vm)
     return seconds, timeline.close()
 
 

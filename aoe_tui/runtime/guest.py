@@ -33,6 +33,7 @@ from aoe_tui.runtime.kvm_probe import AccelChoice
 from aoe_tui.runtime.ports import LOOPBACK, TerritoryPorts
 from aoe_tui.runtime.reboot import (
     ACPI_GRACE_SECONDS,
+    LOGIN_PROMPT,
     RESTART_STALL_SECONDS,
     Cause,
     ConsoleWatch,
@@ -41,6 +42,7 @@ from aoe_tui.runtime.reboot import (
 )
 from aoe_tui.runtime.save_image import copy_with_definition
 from aoe_tui.runtime.ssh import CommandResult, GuestGone, GuestSSH, SSHUnavailable
+from aoe_tui.runtime.ssh_greeting import always
 from aoe_tui.runtime.warm_start import WarmRestoreFailed, WarmSource, give_identity
 from aoe_tui.store.match_layout import TerritoryPaths
 
@@ -231,10 +233,19 @@ class TerritoryVM:
         watchdog = rescue_stalled_boot(self.console_path, self._reset_stalled_boot, stall_seconds)
         try:
             async with beside(watchdog, f"territory {self.territory_id}: the boot watchdog"):
-                await self.ssh.connect(timeout)
+                await self._connect_once_up(0, timeout)
         except SSHUnavailable as error:
             raise SSHUnavailable(f"{error}; console tail: {self.console_tail(6, separator=' | ')}") from None
         return time.monotonic() - started
+
+    async def _connect_once_up(self, console_offset: int, timeout: float) -> None:
+        """SSH to a guest that is booting: told by its console's login prompt past `console_offset` when it is up
+        (runtime.ssh_greeting: a connection opened before is lost in the forward and would only be found late)."""
+        self.ssh.reachable = ConsoleWatch(self.console_path, console_offset, pattern=LOGIN_PROMPT).saw_banner
+        try:
+            await self.ssh.connect(timeout)
+        finally:
+            self.ssh.reachable = always
 
     async def _reset_stalled_boot(self, event: str = "boot-stall-reset") -> None:
         self._record_event(event)
@@ -266,9 +277,16 @@ class TerritoryVM:
         """
         started = time.monotonic()
         deadline = started + timeout
+        phases: list[tuple[str, float]] = []
+
+        def done(phase: str) -> None:
+            phases.append((phase, time.monotonic() - started))
+
         before = await self._boot_id_or_none()
+        done("boot-id-before")
         events_seen = len(self.lifecycle_events)
         console = ConsoleWatch.from_now(self.console_path)
+        booted_from = console.offset
         caused: Cause = "acpi"
         try:
             await self.hypervisor.reboot_acpi(self.name)
@@ -284,8 +302,10 @@ class TerritoryVM:
                 raise GuestGone(f"territory {self.territory_id}: the guest is gone (its VM stopped during the reboot)")
             caused = "reset-fallback"
             console = ConsoleWatch.from_now(self.console_path)
+            booted_from = console.offset
             self._record_event("referee-reset")
             await self.hypervisor.reset(self.name)
+        done("guest-reset")
         self.ssh.drop()
         if not await self._wait_until(console.saw_banner, min(restart_stall, deadline - time.monotonic())):
             await self._reset_stalled_restart(deadline)
@@ -295,14 +315,17 @@ class TerritoryVM:
                 f"{caused} reboot (no fresh kernel boot on the serial console); "
                 f"console tail: {self.console_tail(6, separator=' | ')}"
             )
-        await self._connect_before(deadline, caused)
+        done("kernel")
+        await self._connect_before(deadline, caused, booted_from)
+        done("ssh")
         after = await self._boot_id_or_none()
+        done("boot-id-after")
         proven = (
             (("libvirt-event",) if self._rebooted_since(events_seen) else ())
             + (("referee-reset",) if caused == "reset-fallback" else ())
             + ("console-banner",)
         )
-        proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner)
+        proof = RebootProof(caused, proven, before, after, time.monotonic() - started, console.banner, tuple(phases))
         return dataclasses.replace(proof, proven_by=proven + ("boot-id",)) if proof.boot_id_changed else proof
 
     async def _reset_stalled_restart(self, deadline: float) -> None:
@@ -336,13 +359,13 @@ class TerritoryVM:
             await asyncio.sleep(poll)
         return True
 
-    async def _connect_before(self, deadline: float, what: str) -> None:
+    async def _connect_before(self, deadline: float, what: str, console_offset: int) -> None:
         """SSH back after a reboot; a boot that freezes silently on the way is reset once, as at first boot
         (a frozen guest is the arena's fault, and without this every later check would blame the player)."""
         watchdog = rescue_stalled_boot(self.console_path, self._reset_stalled_boot)
         try:
             async with beside(watchdog, f"territory {self.territory_id}: the boot watchdog"):
-                await self.ssh.connect(max(deadline - time.monotonic(), 1))
+                await self._connect_once_up(console_offset, max(deadline - time.monotonic(), 1))
         except SSHUnavailable as error:
             raise AoeError(
                 f"territory {self.territory_id}: the guest booted a fresh kernel after the {what} reboot "

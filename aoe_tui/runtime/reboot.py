@@ -33,6 +33,10 @@ RESTART_STALL_SECONDS = 30.0
 # started prints it. (Userland could echo a look-alike; that is why it never proves a
 # reboot alone, only together with the hypervisor's own word.)
 KERNEL_BANNER = re.compile(rb"\[\s*0\.0+\] Linux version \S+")
+# The serial getty's prompt: the booted guest is on its network by then (sshd follows within a second or
+# two), so connections to it are no longer lost in QEMU's forward (runtime.ssh_greeting). Only a hint of
+# when to connect: anything in the guest could print it.
+LOGIN_PROMPT = re.compile(rb"login: ")
 _CHUNK = 1 << 20
 _OVERLAP = 128
 
@@ -45,6 +49,9 @@ class RebootProof:
     boot_id_after: str | None
     seconds: float
     banner: str | None = None
+    # When each step was done, in seconds after the request (see TerritoryVM.reboot): what an operator reads
+    # to tell where a slow reboot spent its time (the guest's shutdown, its firmware, its boot, SSH).
+    phases: tuple[tuple[str, float], ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -55,6 +62,7 @@ class RebootProof:
             "boot_id_changed": self.boot_id_changed,
             "kernel_banner": self.banner,
             "reboot_seconds": round(self.seconds, 1),
+            "reboot_phases": {name: round(seconds, 1) for name, seconds in self.phases},
         }
 
     @property
@@ -73,7 +81,8 @@ def valid_boot_id(text: str) -> str | None:
 
 @dataclass
 class ConsoleWatch:
-    """Looks for a fresh kernel banner in a console log, past an offset, reading only new bytes.
+    """Looks for a fresh kernel banner (or another `pattern`) in a console log, past an offset, reading only new
+    bytes; `banner` is what it found.
 
     A log shorter than the offset was rotated or truncated meanwhile: it is read from its start.
     """
@@ -81,6 +90,7 @@ class ConsoleWatch:
     path: Path
     offset: int
     banner: str | None = None
+    pattern: re.Pattern[bytes] = KERNEL_BANNER
     _tail: bytes = field(default=b"", repr=False)
 
     @classmethod
@@ -99,7 +109,7 @@ class ConsoleWatch:
                 while chunk := log.read(_CHUNK):
                     self.offset += len(chunk)
                     window = self._tail + chunk
-                    if match := KERNEL_BANNER.search(window):
+                    if match := self.pattern.search(window):
                         self.banner = match.group(0).decode(errors="replace")[:120]
                         return True
                     self._tail = window[-_OVERLAP:]

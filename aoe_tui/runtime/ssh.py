@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -24,13 +25,15 @@ import asyncssh
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.head_tail import DEFAULT_KEEP, HeadTail
 from aoe_tui.runtime.keys import MatchKeys, host_pattern
+from aoe_tui.runtime.ssh_greeting import PATIENCE_S, always, first_greeting
 
 Liveness = Callable[[], Awaitable[bool]]
 RUN_DIR = "/run/aoe-run"
 LOOPBACK_HOST = "127.0.0.1"  # both ends of a forward: the guest's own loopback and the host's
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
-_ATTEMPT_TIMEOUT_S = 8.0
-_RETRY_PAUSE_S = 1.0
+# How long to wait for sshd's greeting before asking the hypervisor again whether the guest still runs
+# (twice an attempt's patience: a silent attempt is seldom cut short by it).
+_LIVENESS_EVERY_S = 2 * PATIENCE_S
 # Past this much output (stdout + stderr) a command is killed: nobody reads 8 MiB of a tool's output.
 OUTPUT_CAP_BYTES = 8 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
@@ -106,6 +109,8 @@ class GuestSSH:
         self._connection: asyncssh.SSHClientConnection | None = None
         self._lock = asyncio.Lock()
         self._forwards: dict[int, int] = {}  # guest loopback port -> host loopback port, on every connection
+        # Whether the guest has said it is up (its console's login prompt), while it boots: see runtime.ssh_greeting.
+        self.reachable: Callable[[], bool] = always
 
     @property
     def connected(self) -> bool:
@@ -123,30 +128,33 @@ class GuestSSH:
             return connection
 
     async def _connect_with_retries(self, timeout: float) -> asyncssh.SSHClientConnection:
+        """Wait for sshd's greeting (runtime.ssh_greeting), then log in on that very connection, however long
+        a busy guest takes: a handshake cut short by a fixed bound would only be started again from scratch."""
         deadline = time.monotonic() + timeout
-        last_error = "no attempt made"
+        last_error = "sshd never greeted"
         while True:
             await self._fail_if_gone()
-            left = deadline - time.monotonic()
-            try:
-                return await self._connect_once(min(_ATTEMPT_TIMEOUT_S, max(left, 1.0)))
-            except asyncssh.HostKeyNotVerifiable as error:
-                pinned_in = "" if self.host_key is not None else f" in {self.keys.known_hosts_path}"
-                raise AoeError(
-                    f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned"
-                    f"{pinned_in} ({error.reason})"
-                ) from None
-            except (TimeoutError, OSError, asyncssh.Error) as error:
-                last_error = _describe(error)
-            if time.monotonic() + _RETRY_PAUSE_S >= deadline:
+            left = min(deadline - time.monotonic(), _LIVENESS_EVERY_S)
+            greeted = await first_greeting(self.host, self.port, left, self.reachable)
+            if greeted is not None:
+                try:
+                    return await self._connect_once(greeted, max(deadline - time.monotonic(), 1.0))
+                except asyncssh.HostKeyNotVerifiable as error:
+                    pinned_in = "" if self.host_key is not None else f" in {self.keys.known_hosts_path}"
+                    raise AoeError(
+                        f"{self.label}: SSH host key of {self.host}:{self.port} does not match the one pinned"
+                        f"{pinned_in} ({error.reason})"
+                    ) from None
+                except (TimeoutError, OSError, asyncssh.Error) as error:
+                    last_error = _describe(error)
+            if time.monotonic() >= deadline:
                 await self._fail_if_gone()
                 raise SSHUnavailable(
                     f"{self.label}: SSH on {self.host}:{self.port} did not answer within {timeout:.0f} s "
                     f"(last error: {last_error})"
                 )
-            await asyncio.sleep(_RETRY_PAUSE_S)
 
-    async def _connect_once(self, timeout: float) -> asyncssh.SSHClientConnection:
+    async def _connect_once(self, greeted: socket.socket, timeout: float) -> asyncssh.SSHClientConnection:
         known_hosts: asyncssh.SSHKnownHosts | str | None
         if self.host_key is not None:
             pinned = True
@@ -154,20 +162,25 @@ class GuestSSH:
         else:
             pinned = self.keys.pinned_line(self.host, self.port) is not None
             known_hosts = str(self.keys.known_hosts_path) if pinned else None
-        connection = await asyncssh.connect(
-            self.host,
-            self.port,
-            username="root",
-            client_keys=[self.keys.client_key()],
-            known_hosts=known_hosts,
-            connect_timeout=timeout,
-            login_timeout=timeout,
-            keepalive_interval=5,
-            keepalive_count_max=3,
-            agent_path=None,
-            config=[],
-            preferred_auth="publickey",
-        )
+        try:
+            connection = await asyncssh.connect(
+                self.host,
+                self.port,
+                sock=greeted,
+                username="root",
+                client_keys=[self.keys.client_key()],
+                known_hosts=known_hosts,
+                connect_timeout=timeout,
+                login_timeout=timeout,
+                keepalive_interval=5,
+                keepalive_count_max=3,
+                agent_path=None,
+                config=[],
+                preferred_auth="publickey",
+            )
+        except BaseException:
+            greeted.close()  # the connection owns the socket once made; a failed one must not leave it open
+            raise
         if not pinned:
             key = connection.get_server_host_key()
             if key is None:  # only a key exchange without host keys (GSS) gives none; our guests never offer one

@@ -10,6 +10,7 @@ requests that offer tools and answers the others with a short text.
 from __future__ import annotations
 
 import base64
+import posixpath
 from typing import Any
 
 from aoe_tui.testing.model_server import ScriptedModelServer, Turn
@@ -33,9 +34,10 @@ def shell_call(adapter_id: str, command: str, description: str = "") -> tuple[st
 
 
 def write_command(path: str, content: str) -> str:
-    """A file written by one shell command (base64: no quoting of the content can go wrong)."""
+    """A file written by one shell command (base64: no quoting of the content can go wrong). Without command
+    substitution, which Gemini CLI refuses to run."""
     encoded = base64.b64encode(content.encode()).decode()
-    return f'mkdir -p "$(dirname {path})" && echo {encoded} | base64 -d > {path} && wc -c {path}'
+    return f"mkdir -p {posixpath.dirname(path)} && echo {encoded} | base64 -d > {path} && wc -c {path}"
 
 
 def script(adapter_id: str, commands: list[tuple[str, str]], final: str, **usage: Any) -> list[Turn]:

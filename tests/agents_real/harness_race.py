@@ -29,7 +29,7 @@ from aoe_tui.runtime.ssh import GuestSSH
 from aoe_tui.store.manifest_file import load_manifest
 from aoe_tui.testing.harness_scripts import ToolTurns, script, scripted_server, write_command
 from aoe_tui.testing.model_server import ScriptedModelServer, Turn
-from tests.agents_real.builder_script import SELF_CHECK, START
+from tests.agents_real.builder_script import SELF_CHECK
 from tests.agents_real.gateway_match import KEY_FRAGMENT, PROVIDER_KEY
 from tests.agents_real.guest import PROJECT, free_ports
 
@@ -37,13 +37,19 @@ ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
 TERRITORIES = ("builder-one", "builder-two", "builder-three")
 # The bundle (GUEST_MOUNT) is left out of the search: 2.5 GB of the harnesses' own files, read-only, no key in it.
 # The fragment is put together by the shell: a harness keeps its session's record in the guest (Claude Code's
-# projects/*.jsonl), and a command holding the fragment itself would be found there.
+# projects/*.jsonl), and a command holding the fragment itself would be found there. No command substitution
+# in any scripted command: Gemini CLI refuses to run one.
 _HALF = len(KEY_FRAGMENT) // 2
 KEY_SCAN = (
-    f"k=$(printf '%s%s' '{KEY_FRAGMENT[:_HALF]}' '{KEY_FRAGMENT[_HALF:]}'); "
+    f"k='{KEY_FRAGMENT[:_HALF]}'; k=\"$k\"'{KEY_FRAGMENT[_HALF:]}'; "
     "(env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n') | grep -c \"$k\"; "
     'grep -rIl "$k" /etc /root /opt /var /tmp /home /run /srv --exclude-dir=aoe-harnesses '
     "2>/dev/null | head -5; echo scan-done"
+)
+START = (
+    "systemctl enable builder-app.service && systemctl restart builder-app.service && "
+    f"for i in {' '.join(str(n) for n in range(60))}; do curl -fsS http://127.0.0.1:8080/health && exit 0; "
+    "sleep 0.5; done; exit 1"
 )
 RIVALS_WAIT_S = 480.0  # under Claude Code's and the gateway's 600 s wait for a first byte
 USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tokens": 300}

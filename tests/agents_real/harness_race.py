@@ -107,20 +107,25 @@ class RaceResult:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def runner_environments() -> dict[str, dict[str, str]]:
-    """Each running harness adapter's environment by agent id (read from the host's /proc, as root)."""
-    found = {}
+def process_environments(marker: bytes) -> list[dict[str, str]]:
+    """The environment of every running process whose command line holds `marker` (the host's /proc, as root)."""
+    found = []
     for entry in Path("/proc").iterdir():
         try:
-            if b"aoe_tui.agents.harnesses" not in (entry / "cmdline").read_bytes():
+            if marker not in (entry / "cmdline").read_bytes():
                 continue
             raw = (entry / "environ").read_bytes()
         except OSError:
             continue
-        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
-        if "AOE_AGENT_ID" in env:
-            found[env["AOE_AGENT_ID"]] = env
+        found.append(dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item))
     return found
+
+
+def runner_environments() -> dict[str, dict[str, str]]:
+    """Each running harness adapter's environment by agent id."""
+    return {
+        env["AOE_AGENT_ID"]: env for env in process_environments(b"aoe_tui.agents.harnesses") if "AOE_AGENT_ID" in env
+    }
 
 
 async def probe_foreign_token(output: Path, probes: list[tuple[str, str]], stop: asyncio.Event) -> None:

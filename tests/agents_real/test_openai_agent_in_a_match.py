@@ -27,6 +27,7 @@ from aoe_tui.store.saved_match import load_match
 from aoe_tui.testing.model_server import ScriptedModelServer
 from tests.agents_real.gateway_match import COST_USD, KEY_FRAGMENT, PROVIDER_KEY, builder_turns
 from tests.agents_real.guest import PROJECT, free_ports
+from tests.agents_real.harness_race import process_environments
 
 pytestmark = pytest.mark.vm
 ARENA = PROJECT / "arenas" / "first-build" / "arena.toml"
@@ -65,17 +66,8 @@ def providers_toml(servers: dict[str, ScriptedModelServer]) -> str:
 
 
 def harness_environments() -> list[dict[str, str]]:
-    """The environment of every running openai harness (read from the host's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if b"aoe_tui.agents.openai_harness" not in (entry / "cmdline").read_bytes():
-                continue
-            raw = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        found.append(dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item))
-    return found
+    """The environment of every running openai harness."""
+    return process_environments(b"aoe_tui.agents.openai_harness")
 
 
 async def watch_environments(seen: list[dict[str, str]], stop: asyncio.Event) -> None:

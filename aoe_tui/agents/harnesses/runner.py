@@ -41,7 +41,7 @@ import asyncssh
 from aoe_tui.agents.harnesses import HARNESS_MODULES
 from aoe_tui.agents.harnesses.base import MAX_DOCUMENT_BYTES, Harness, HarnessContext, HarnessReport, error_line
 from aoe_tui.agents.harnesses.bundle import GUEST_MOUNT
-from aoe_tui.agents.openai_harness.main import KeyFiles
+from aoe_tui.agents.openai_harness.main import guest_ssh
 from aoe_tui.agents.openai_harness.outputs import Outcome, RunOutputs, write_result
 from aoe_tui.agents.openai_harness.scrub import Scrubber
 from aoe_tui.agents.openai_harness.settings import HarnessSettings
@@ -308,13 +308,7 @@ async def run_in_guest(harness: Harness, settings: HarnessSettings, env: Mapping
         outcome = Outcome("harness_error", f"cannot read {settings.instruction_file}: {error.strerror}", "harness")
         write_result(settings, outcome, UsageTotals().result_usage(), scrub, transcript=None)
         return 0
-    ssh = GuestSSH(
-        settings.territory_id,
-        settings.host,
-        settings.ssh_port,
-        KeyFiles(settings.ssh_key_file, settings.known_hosts_file),
-        connect_timeout=settings.limits.reconnect_s,
-    )
+    ssh = guest_ssh(settings)
     outputs = RunOutputs(settings, scrub)
     guest = GuestHarness(harness, settings, ssh, outputs)
     host_port = urlsplit(settings.gateway_url).port or 80

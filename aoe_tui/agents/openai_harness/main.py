@@ -46,6 +46,17 @@ class KeyFiles(MatchKeys):
         return self._known_hosts
 
 
+def guest_ssh(settings: HarnessSettings) -> GuestSSH:
+    """The adapter's SSH to its one guest, with the key and known_hosts the controller gave it."""
+    return GuestSSH(
+        settings.territory_id,
+        settings.host,
+        settings.ssh_port,
+        KeyFiles(settings.ssh_key_file, settings.known_hosts_file),
+        connect_timeout=settings.limits.reconnect_s,
+    )
+
+
 async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
     try:
         provider = _provider(settings, env)
@@ -66,13 +77,7 @@ async def run_harness(settings: HarnessSettings, env: Mapping[str, str]) -> int:
             ),
         )
     log = _logger(scrub)
-    ssh = GuestSSH(
-        settings.territory_id,
-        settings.host,
-        settings.ssh_port,
-        KeyFiles(settings.ssh_key_file, settings.known_hosts_file),
-        connect_timeout=settings.limits.reconnect_s,
-    )
+    ssh = guest_ssh(settings)
     chat = ChatClient(
         provider,
         settings.model,

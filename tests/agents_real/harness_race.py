@@ -59,7 +59,7 @@ USAGE: dict[str, Any] = {"input_tokens": 1200, "output_tokens": 150, "cached_tok
 class Entrant:
     agent_id: str
     adapter: str
-    behaviour: str  # careful, memory or silent
+    behaviour: str  # careful, memory or silent; "seat": a built-in scripted builder filling a third territory
 
 
 def turns_for(entrant: Entrant) -> list[Turn]:
@@ -198,9 +198,9 @@ def wait_for_rivals(output: Path, rivals: set[str], timeout_s: float = RIVALS_WA
 
 
 async def race(entrants: list[Entrant], tmp_path: Path, monkeypatch) -> RaceResult:
-    assert all(e.adapter in HARNESS_MODULES for e in entrants)
+    assert all(e.adapter in HARNESS_MODULES or e.behaviour == "seat" for e in entrants)
     (tmp_path / "fleet.toml").write_text(fleet_toml(entrants))
-    servers = {e.agent_id: scripted_server(turns_for(e)) for e in entrants}
+    servers = {e.agent_id: scripted_server(turns_for(e)) for e in entrants if e.behaviour != "seat"}
     output = tmp_path / "match"
     territory = {e.agent_id: t for e, t in zip(entrants, TERRITORIES, strict=False)}
     rivals = {territory[e.agent_id] for e in entrants if e.behaviour == "memory"}
@@ -267,7 +267,7 @@ def assert_race_verdict(result: RaceResult, entrants: list[Entrant]) -> None:
     # failure of its own.
     careful_state = world.agents[careful.agent_id]
     assert careful_state.successful or careful_state.failure_source in ("arena", "controller"), careful_state
-    for entrant in entrants:
+    for entrant in (e for e in entrants if e.behaviour != "seat"):
         agent = world.agents[entrant.agent_id]
         turns = result.servers[entrant.agent_id].turns
         assert isinstance(turns, ToolTurns)

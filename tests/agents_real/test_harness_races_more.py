@@ -13,6 +13,8 @@ from tests.agents_real.harness_race import Entrant, assert_race_verdict, race
 
 pytestmark = pytest.mark.vm
 
+# Every territory of First Build seats one agent: the third of a two-harness race is the built-in in-memory builder.
+SEAT = Entrant("seat", "amnesiac", "seat")
 RACES = {
     "codex-wins-gemini-forgets-claude-silent": [
         Entrant("codex", "codex", "careful"),
@@ -22,12 +24,18 @@ RACES = {
     "mini-wins-opencode-forgets": [
         Entrant("mini", "mini-swe-agent", "careful"),
         Entrant("opencode", "opencode", "memory"),
+        SEAT,
     ],
     "gemini-wins-claude-forgets": [
         Entrant("gemini", "gemini-cli", "careful"),
         Entrant("claude", "claude-code", "memory"),
+        SEAT,
     ],
-    "opencode-wins-codex-forgets": [Entrant("opencode", "opencode", "careful"), Entrant("codex", "codex", "memory")],
+    "opencode-wins-codex-forgets": [
+        Entrant("opencode", "opencode", "careful"),
+        Entrant("codex", "codex", "memory"),
+        SEAT,
+    ],
 }
 
 

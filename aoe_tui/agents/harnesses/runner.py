@@ -60,6 +60,7 @@ MAX_STREAM_BYTES = 64 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
 PREPARE_TIMEOUT_S = 60.0
 NOT_STARTED_EXITS = (126, 127)  # the shell's "cannot execute" and "not found"
+CLOSE_TIMEOUT_S = 15.0  # for a channel whose output ended to close: past it, the connection is taken as lost
 MAX_RESUMES = 3  # a harness cut more often than this in one match stays cut
 TRAJECTORY_POLL_S = 3.0  # how often a trajectory file is read again for the live trace
 
@@ -152,15 +153,18 @@ class GuestHarness:
                     outcome.stream_bytes += len(chunk)
                     if self.harness.trajectory is None:  # else its stdout is console text; its record is a file
                         self._emit(self.parser.feed(chunk, self.elapsed_ms()))
-            await errors
-            await process.wait_closed()
+            await asyncio.wait_for(errors, CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(process.wait_closed(), CLOSE_TIMEOUT_S)
             outcome.exit_status = process.returncode
-        except (OSError, asyncssh.Error):
+            # A channel that ended without an exit status lost its connection (the guest went away): a cut.
+            outcome.cut = outcome.exit_status is None
+        except (OSError, asyncssh.Error, TimeoutError):
             outcome.cut = True
-            self.ssh.drop()
         finally:
             errors.cancel()
             process.close()
+        if outcome.cut:
+            self.ssh.drop()
         outcome.stderr_tail = bytes(stderr)
         self._token = None
         return outcome
@@ -224,8 +228,8 @@ class GuestHarness:
         """Kill what runs in the guest (the referee's SIGTERM at the end of the match)."""
         if self._token is not None and self.ssh.connected:
             try:
-                connection = await self.ssh.connect(5)
-                await asyncio.wait_for(connection.run(kill_session_command(self._token), check=False), 10)
+                connection = await asyncio.wait_for(self.ssh.connect(5), 5)
+                await asyncio.wait_for(connection.run(kill_session_command(self._token), check=False), 5)
             except (OSError, asyncssh.Error, AoeError, TimeoutError):
                 pass
 

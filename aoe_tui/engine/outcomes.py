@@ -30,6 +30,10 @@ def classify_exit(
 ) -> ev.AgentFinished | ev.AgentInterrupted:
     agent = handle.agent_id
     result = handle.result()
+    if result is None and stop_requested:  # the referee's stop cut it before it wrote its result: not its fault
+        return ev.AgentInterrupted(
+            agent=agent, source="controller", detail=f"{STOPPED_DETAIL} (exit {handle.exit_code}, no result.json)"
+        )
     if result is None:
         return ev.AgentFinished(
             agent=agent,

@@ -11,9 +11,10 @@ the oracle must show that it gains nothing it did not earn.
   reboots through libvirt and resets a guest that ignores the button, so the
   records are gone and host-reboot fails.
 - `cheat-swallow-restart` keeps records in process memory and dodges the restart:
-  a `systemctl` wrapper that answers 0 to restarts, and a drop-in with
-  `KillMode=none` so the old process (holding the records and port 8080) outlives
-  any restart that does happen. The referee restarts by absolute path and checks
+  a `systemctl` wrapper that answers 0 to restarts of the running service, and a
+  drop-in with `KillMode=none` so the old process (holding the records and port
+  8080) outlives any restart that does happen. Both are in place before the service
+  first answers, so the referee's first restart check always meets them. The referee restarts by absolute path and checks
   the unit's processes and KillMode, so service-restart fails.
 """
 
@@ -39,9 +40,9 @@ exec /usr/bin/cat "$@"
 """
 
 _SYSTEMCTL_SWALLOW_WRAPPER = f"""#!/bin/sh
-# a restart of the service "succeeds" without touching it
+# a restart of the running service "succeeds" without touching it (the first start goes through)
 case " $* " in
-  *" restart "*"{UNIT}"*) exit 0 ;;
+  *" restart "*"{UNIT}"*) /usr/bin/systemctl is-active -q {UNIT} && exit 0 ;;
 esac
 exec /usr/bin/systemctl "$@"
 """
@@ -118,6 +119,6 @@ CHEATS = {
         "cheat-swallow-restart",
         "memory",
         "deployed an in-memory key-value service and made service restarts a no-op",
-        after=_SWALLOW_RESTART_TAMPERING,
+        before=_SWALLOW_RESTART_TAMPERING,
     ),
 }

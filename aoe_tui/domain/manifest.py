@@ -212,6 +212,32 @@ class MonitorProbe(StrictModel):
         return expect
 
 
+class MonitorCalibration(StrictModel):
+    """How the referee sets a monitor's check timeout for one match, from these guests, before any agent acts.
+
+    A fixed timeout judges the host's speed as much as the player's service: on an emulated guest an honest
+    request can take over a second while the guest starts a process. So the referee samples every
+    territory's probes while each guest runs `load` (what an honest change costs the guest, such as starting
+    the service's Python), at least `min_samples` samples each, and the timeout becomes `factor` times the
+    slowest answer seen in any territory: never below the monitor's `timeout_ms`, never above
+    `max_timeout_ms`. One bound for every territory, kept in provenance and in each monitor's summary. Only
+    timeouts move with it: a wrong body, an error status or a refused connection fails whatever the bound.
+    """
+
+    load: str
+    min_samples: int = 20
+    factor: float = 3.0
+    max_timeout_ms: int = 5000
+    load_timeout_seconds: float = 180
+
+    @field_validator("min_samples", "factor", "max_timeout_ms", "load_timeout_seconds")
+    @classmethod
+    def _positive(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("must be positive")
+        return value
+
+
 class Monitor(StrictModel):
     """A referee-owned watch of each territory's public service (ARENAS §3's continuity monitor).
 
@@ -236,6 +262,7 @@ class Monitor(StrictModel):
     min_samples: int = 1
     too_few_detail: str = "continuity monitor recorded only {samples} samples"
     failures_detail: str = "observed {failures} failed public checks"
+    calibration: MonitorCalibration | None = None
 
     @field_validator("interval_ms", "max_samples", "timeout_ms", "min_samples")
     @classmethod
@@ -271,6 +298,8 @@ class Monitor(StrictModel):
                 getattr(self, name).format(samples=0, failures=0)
             except (KeyError, IndexError, ValueError) as error:
                 raise ValueError(f"{name} may only use {{samples}} and {{failures}}: {error}") from None
+        if self.calibration is not None and self.calibration.max_timeout_ms < self.timeout_ms:
+            raise ValueError("calibration.max_timeout_ms must not be below timeout_ms")
         return self
 
     def rules(self) -> MonitorRules:

@@ -13,10 +13,16 @@ the summary says the host was loaded. Overloaded means the referee's own event l
 `LAG_EXCUSE_MS` or more while it waited, or another territory's check timed out at the same moment (a stall
 of the whole host: three TCG guests share two cores). Only timeouts are ever excused: a wrong body, a 502
 or a refused connection is the service's own answer.
+
+Calibration: a monitor may have its check timeout set per match (`calibrated_timeout_ms`, from what the
+referee measured on the match's own guests before any agent acted; `domain.manifest.MonitorCalibration`), so
+an honest service is not failed for the host's speed. The bound is the same for every territory and each
+summary carries the one it was judged by (`timeout_ms`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
@@ -50,6 +56,29 @@ class Percentiles(BaseModel):
     max: int
 
 
+def calibrated_timeout_ms(floor_ms: int, slowest_ms: int, factor: float, ceiling_ms: int) -> int:
+    """The check timeout of a calibrated monitor: `factor` times the slowest answer the referee saw in any
+    territory while the guests ran the calibration load, within [floor_ms, ceiling_ms]."""
+    return min(max(floor_ms, math.ceil(factor * slowest_ms)), ceiling_ms)
+
+
+class CalibrationRecord(BaseModel):
+    """What the referee measured to set one monitor's timeout for a match (kept in provenance)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    monitor: str
+    timeout_ms: int
+    floor_ms: int
+    max_timeout_ms: int
+    factor: float
+    slowest_ms: int
+    load: str
+    territories: dict[str, Percentiles | None]  # each territory's check latency during the load
+    samples: dict[str, int]
+    failed_checks: dict[str, int]
+
+
 class MonitorSummary(BaseModel):
     """Everything kept of a monitor's run (times on the match clock, in ms); the judge reads only this."""
 
@@ -77,6 +106,7 @@ class MonitorSummary(BaseModel):
     loop_lag_ms: Percentiles | None = None
     host_loaded: bool = False
     host_load_note: str | None = None
+    timeout_ms: int | None = None  # each check's bound (calibrated per match, or the manifest's); None in old logs
 
 
 @dataclass(frozen=True)
@@ -176,6 +206,7 @@ class MonitorTally:
     lateness: Histogram = field(default_factory=Histogram)
     latency: Histogram = field(default_factory=Histogram)
     lag: Histogram = field(default_factory=Histogram)
+    timeout_ms: int | None = None
 
     def add_sample(
         self, at_ms: int, late_ms: float, checks: list[CheckResult], flags: list[str], loop_lag_ms: float
@@ -247,6 +278,7 @@ class MonitorTally:
             flag_seen_ms=dict(sorted(self.flags.items())),
             achieved_per_second=achieved,
             scheduled_per_second=round(1000 / self.interval_ms, 2),
+            timeout_ms=self.timeout_ms,
             start_lateness_ms=lateness,
             check_latency_ms=self.latency.summary(),
             loop_lag_ms=lag,

@@ -41,8 +41,13 @@ class MatchDirectory(MatchLayout):
 
     def record_host(self, host: dict[str, Any]) -> None:
         """Add the hypervisor the match ran on (name, URI, CPU model) to `match.json`: provenance, not contest."""
+        self.add_provenance({"host": host})
+
+    def add_provenance(self, facts: dict[str, Any]) -> None:
+        """Add what the match learnt of its own conditions once its guests were up (the host, the monitors'
+        calibrated timeouts) to `match.json`, beside what was known before anything booted."""
         data = json.loads(self.provenance.read_text())
-        write_json_atomic(self.provenance, {**data, "host": host})
+        write_json_atomic(self.provenance, {**data, **facts})
 
     def write_ports(self, record: dict[str, Any]) -> None:
         write_json_atomic(self.ports, record)

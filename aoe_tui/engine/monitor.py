@@ -109,7 +109,11 @@ class RunningMonitor:
         self.on_cap = on_cap
         self.transport = transport  # tests reach a namespaced guest through a unix socket
         self.tally = MonitorTally(
-            monitor=spec.id, started_ms=clock.elapsed_ms(), interval_ms=spec.interval_ms, max_samples=spec.max_samples
+            monitor=spec.id,
+            started_ms=clock.elapsed_ms(),
+            interval_ms=spec.interval_ms,
+            max_samples=spec.max_samples,
+            timeout_ms=spec.timeout_ms,
         )
         self._task: asyncio.Task | None = None
         # Samples with a timed-out check wait RESOLVE_SECONDS before they are folded, so the other monitors

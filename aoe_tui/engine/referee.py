@@ -111,6 +111,8 @@ class Referee:
         # Continuous monitors ([[monitors]]): one per (territory, monitor), all timed by one lag meter; a
         # milestone whose monitor verdict is final (a failure list is never cleared) is not retried.
         self._monitors: dict[tuple[str, str], RunningMonitor] = {}
+        # A calibrated monitor's check timeout for this match, by monitor id (engine.monitor_calibration).
+        self.monitor_timeouts: dict[str, int] = {}
         self._lag = LoopLagMeter(on_done=failure_recorder(recorder, None, "monitor loop-lag meter"))
         self._final: set[tuple[str, str]] = set()
         # Pause waits for running checks (a reboot check can take minutes); a resume
@@ -359,6 +361,8 @@ class Referee:
         for spec in self.manifest.monitors_started_by(milestone_id):
             if (territory_id, spec.id) in self._monitors:
                 continue
+            if spec.id in self.monitor_timeouts:
+                spec = spec.model_copy(update={"timeout_ms": self.monitor_timeouts[spec.id]})
             monitor = RunningMonitor(
                 spec,
                 f"http://{host.host}:{host.service_port}",

@@ -30,6 +30,7 @@ from aoe_tui.engine.model_gateway import MatchGateway
 from aoe_tui.engine.model_providers import provider_problems
 from aoe_tui.engine.provenance import provenance
 from aoe_tui.engine.provider import AgentLauncher, TerritoryProvider, WatchedInfrastructure
+from aoe_tui.engine.monitor_calibration import calibrate_monitors
 from aoe_tui.engine.provisioning import ArenaSetupFailed, load_bundle, provision
 from aoe_tui.engine.recorder import MatchRecorder, MatchUpdate, Subscriber
 from aoe_tui.engine.referee import Referee
@@ -81,6 +82,7 @@ class MatchRunner(Stoppable):
         self.referee: Referee | None = None
         self.gateway: MatchGateway | None = None
         self._lost: tuple[str, str] | None = None
+        self._monitor_timeouts: dict[str, int] = {}  # calibrated on the guests before any agent acts
 
     # -- observation -------------------------------------------------------------------------------
 
@@ -142,6 +144,7 @@ class MatchRunner(Stoppable):
         hosts, ready_order = await self.provider.boot(self.manifest, self.match_dir, self.recorder, self.clock)
         await self._prepare_guests(hosts)
         self.referee = referee = self._referee(hosts)
+        referee.monitor_timeouts = self._monitor_timeouts
         gateway.attach(referee)
         if isinstance(referee, ConquestReferee):
             await self._conquest_preflight(referee)
@@ -160,7 +163,8 @@ class MatchRunner(Stoppable):
         await drain_agents(referee, self.drain_seconds)
 
     async def _prepare_guests(self, hosts: dict) -> None:
-        """Provision the guests, then run the fog-of-war leak audit: both before any agent or agent event.
+        """Provision the guests, run the fog-of-war leak audit, then calibrate the monitors' timeouts: all before
+        any agent or agent event.
 
         A failure is the arena's: it is recorded as an `infrastructure_failure` naming the territory
         and the match is aborted with that detail."""
@@ -175,6 +179,13 @@ class MatchRunner(Stoppable):
             if leak is not None:
                 self.recorder.progress("match", f"fog-of-war leak audit of {len(hosts)} guests")
                 await audit(hosts, leak)
+            if any(m.calibration is not None for m in self.manifest.monitors or []):
+                self.recorder.progress("match", f"calibrating the monitors' timeouts on {len(hosts)} guests")
+                calibration = await calibrate_monitors(self.manifest, hosts, self.clock)
+                self.match_dir.add_provenance(
+                    {"monitor_calibration": {name: record.model_dump() for name, record in calibration.items()}}
+                )
+                self._monitor_timeouts = {name: record.timeout_ms for name, record in calibration.items()}
         except ArenaSetupFailed as error:
             self.recorder.emit(
                 ev.InfrastructureFailure(

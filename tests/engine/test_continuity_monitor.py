@@ -5,9 +5,7 @@ not blamed), and the referee's per-territory scheduling at 250 ms ticks."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -19,6 +17,7 @@ from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.monitor import PAUSED_DETAIL, LoopLagMeter, RunningMonitor, settle_and_judge
 from aoe_tui.store.manifest_file import read_manifest_data, resolve_verifier
 from tests.engine.helpers import ScriptedReferee, arena_data
+from tests.engine.rollout_endpoint import RolloutEndpoint
 from tests.fixture_paths import PROJECT
 
 ROLLOUT = PROJECT / "arenas" / "zero-downtime-rollout" / "arena.toml"
@@ -168,62 +167,9 @@ def test_the_summary_round_trips_through_evidence_json():
 # -- the running monitor against a loopback service ------------------------------------------------
 
 
-class _Service:
-    """A loopback stand-in of the rollout's public endpoint whose answers a test changes as it goes."""
-
-    def __init__(self) -> None:
-        self.version = "v1"
-        self.down = False
-        self.delay = 0.0
-        self.health = b"ready"
-        self.drip = False
-        service = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                if service.delay:
-                    time.sleep(service.delay)
-                if service.drip and self.path == "/health":
-                    self.send_response(200)
-                    self.send_header("Content-Length", "100")
-                    self.end_headers()
-                    for _ in range(100):  # a byte every 0.3 s: each read is quick, the whole answer is not
-                        self.wfile.write(b"r")
-                        self.wfile.flush()
-                        time.sleep(0.3)
-                    return
-                bodies = {
-                    "/health": service.health.decode("latin-1"),
-                    "/version": service.version,
-                    "/records/customer-alpha-73c": "alpha-original",
-                    "/records/customer-beta-a19": "beta-original",
-                }
-                status, body = (502, b"") if service.down else (200, bodies.get(self.path, "").encode("latin-1"))
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        class Quiet(ThreadingHTTPServer):
-            def handle_error(self, request, client_address):
-                pass  # a check the monitor gave up on closed its connection
-
-        self.server = Quiet(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def service():
-    service = _Service()
+    service = RolloutEndpoint()
     yield service
     service.close()
 
@@ -364,7 +310,7 @@ async def test_the_same_timeout_with_a_referee_on_time_is_the_players(service, p
     assert judge(continuity().rules(), summary).final
 
 
-async def _two_territories(first: _Service, second: _Service, both_hang: bool) -> list[MonitorSummary]:
+async def _two_territories(first: RolloutEndpoint, second: RolloutEndpoint, both_hang: bool) -> list[MonitorSummary]:
     """Two territories' monitors on one meter; the first service (and the second too, or not) hangs 1.5 s."""
     spec, clock, lag = continuity(), _clock(), LoopLagMeter()
     monitors = [RunningMonitor(spec, service.url, clock, lag) for service in (first, second)]
@@ -381,7 +327,7 @@ async def _two_territories(first: _Service, second: _Service, both_hang: bool) -
 
 
 async def test_timeouts_in_two_territories_at_once_are_a_host_stall(service):
-    other = _Service()
+    other = RolloutEndpoint()
     try:
         summaries = await _two_territories(service, other, both_hang=True)
     finally:
@@ -392,7 +338,7 @@ async def test_timeouts_in_two_territories_at_once_are_a_host_stall(service):
 
 
 async def test_a_timeout_in_one_territory_alone_is_that_players(service, punctual):
-    other = _Service()
+    other = RolloutEndpoint()
     try:
         hung, fine = await _two_territories(service, other, both_hang=False)
     finally:

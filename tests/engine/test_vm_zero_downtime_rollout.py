@@ -67,6 +67,11 @@ def race(tmp_path_factory):
     match = load_match(output)
     stopped = {e.to_json()["territory"]: e.to_json()["summary"] for e in match.events if e.kind == "monitor_stopped"}
     print(f"\nreal zero-downtime-rollout race: {wall:.0f} s wall, match clock {match.world.elapsed_ms / 1000:.0f} s")
+    calibration = match.provenance["monitor_calibration"]["continuity"]
+    print(
+        f"  calibrated timeout {calibration['timeout_ms']} ms: slowest answer {calibration['slowest_ms']} ms "
+        f"under the load, per territory {calibration['territories']}"
+    )
     for territory, summary in stopped.items():
         print(
             f"  {territory}: {summary['samples']} samples, {summary['achieved_per_second']}/s "
@@ -91,6 +96,15 @@ def test_the_oracle_is_durable_with_full_points(race):
     reboot = oracle.milestones["host-reboot"].evidence
     assert reboot["reboot"] is True and reboot["record"] == oracle.milestones["write-new"].evidence["record"]
     assert world.infrastructure_failures == 0
+
+
+def test_the_check_timeout_was_calibrated_once_for_every_territory(race):
+    _, match, _ = race
+    calibration = match.provenance["monitor_calibration"]["continuity"]
+    assert set(calibration["territories"]) == set(TERRITORIES) and calibration["slowest_ms"] > 0
+    assert 1000 <= calibration["timeout_ms"] <= 5000 and calibration["factor"] == 3.0
+    summaries = [e.to_json()["summary"] for e in match.events if e.kind == "monitor_stopped"]
+    assert [s["timeout_ms"] for s in summaries] == [calibration["timeout_ms"]] * 3
 
 
 def test_a_blipping_cutover_is_final(race):

@@ -118,7 +118,6 @@ class MatchRuntime:
 
     async def _prepare(self) -> None:
         image = built = self._image or require_image()
-        self.reserve_ports()
         if self.remote is not None and any(t.arena_octet is not None for t in self.territories):
             raise AoeError(
                 f"match {self.match_id}: its arena segment (conquest arenas such as first-contact) runs on a local "
@@ -130,6 +129,7 @@ class MatchRuntime:
             hypervisor.outage = self.outage
             if self.remote is None and (reaped := await reap_leftovers(hypervisor)) is not None:
                 self._progress(reaped)
+        self.reserve_ports()  # after the reaping: a dead match's guests may hold the ports asked for
         if self.remote is not None:
             self.qemu_user = QemuUser(False, f"host {self.remote.link.name} is remote (its guests are not staged)")
         else:

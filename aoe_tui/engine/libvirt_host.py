@@ -25,7 +25,14 @@ from aoe_tui.engine.clock import MatchClock
 from aoe_tui.engine.match_dir import MatchDirectory
 from aoe_tui.engine.recorder import MatchRecorder
 from aoe_tui.engine.task_failures import failure_recorder
-from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryHost, TerritoryUnavailable
+from aoe_tui.engine.territory import (
+    STOPPED_DETAIL,
+    CommandResult,
+    RebootFailed,
+    RebootProof,
+    TerritoryHost,
+    TerritoryUnavailable,
+)
 from aoe_tui.runtime.guest import TerritoryVM
 from aoe_tui.runtime.hypervisor import DEFAULT_URI, Outage
 from aoe_tui.runtime.image_layer import ensure_image, layer_for
@@ -83,6 +90,14 @@ class LibvirtTerritory:
 
     async def alive(self) -> bool:
         return await self.vm.is_running()
+
+    async def down_detail(self) -> str:
+        state = await self.vm.hypervisor.state_reason(self.vm.name)
+        if state == ("paused", "ioerror"):
+            return "the VM was paused by a failing disk write (is the host's disk full?)"
+        if state is None:
+            return f"{STOPPED_DETAIL} (libvirt no longer has its domain)"
+        return f"{STOPPED_DETAIL} (libvirt state {state[0]})"
 
     async def power_off(self) -> None:
         """Eliminated (conquest): the guest is switched off for good; teardown removes what is left."""

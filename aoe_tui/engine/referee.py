@@ -261,9 +261,9 @@ class Referee:
         if outcome.verdict == "broken":
             await self._arena_fault(territory_id, milestone, f"verifier {milestone.verifier}", outcome.detail or "")
             return False
-        if not outcome.passed and not await self.hosts[territory_id].alive():
+        if not outcome.passed and not await (host := self.hosts[territory_id]).alive():
             await self._arena_fault(
-                territory_id, milestone, f"territory {territory_id}", f"the VM stopped running ({outcome.detail})"
+                territory_id, milestone, f"territory {territory_id}", f"{await host.down_detail()} ({outcome.detail})"
             )
             return False
         self._note_outcome(territory_id, milestone.id, outcome.passed, started_ms)

@@ -17,6 +17,9 @@ from aoe_tui.runtime.ssh import CommandResult
 __all__ = ["CommandResult", "RebootFailed", "RebootProof", "TerritoryHost", "TerritoryUnavailable"]
 
 
+STOPPED_DETAIL = "the VM stopped running"
+
+
 class TerritoryUnavailable(Exception):
     """The arena failed (VM died, SSH gone): never the player's fault."""
 
@@ -53,5 +56,9 @@ class TerritoryHost(Protocol):
 
     async def alive(self) -> bool:
         """Whether the territory still exists (a dead VM makes the competitor unavailable)."""
+
+    async def down_detail(self) -> str:
+        """Why a territory that is not `alive()` cannot play, in the failure's words (a VM paused by a failing
+        disk is not one that stopped)."""
 
     def console_tail(self, lines: int = 40) -> str: ...

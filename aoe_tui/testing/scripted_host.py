@@ -28,7 +28,13 @@ from typing import Literal
 from collections.abc import Callable, Iterable
 
 from aoe_tui.engine.provisioning import MARKER as PROVISIONING_MARKER
-from aoe_tui.engine.territory import CommandResult, RebootFailed, RebootProof, TerritoryUnavailable
+from aoe_tui.engine.territory import (
+    STOPPED_DETAIL,
+    CommandResult,
+    RebootFailed,
+    RebootProof,
+    TerritoryUnavailable,
+)
 
 Storage = Literal["disk", "tmpfs", "memory"]
 # honest: a restart replaces the unit's process; swallowed: a systemctl that answers 0 and does
@@ -314,6 +320,9 @@ class ScriptedTerritory:
 
     async def alive(self) -> bool:
         return self._alive and not self._lost()
+
+    async def down_detail(self) -> str:
+        return STOPPED_DETAIL
 
     def _lost(self) -> bool:
         return self.plan.lost_at_ms is not None and self._elapsed_ms() >= self.plan.lost_at_ms

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from collections.abc import Callable
 
 from aoe_tui.domain.manifest import Manifest
-from aoe_tui.engine.territory import CommandResult
+from aoe_tui.engine.territory import STOPPED_DETAIL, CommandResult
 
 LOOPBACK = "127.0.0.1"
 Schedule = list[tuple[int, str]]
@@ -105,6 +105,9 @@ class FakeConquestHost:
 
     async def alive(self) -> bool:
         return not self.powered_off
+
+    async def down_detail(self) -> str:
+        return STOPPED_DETAIL
 
     async def power_off(self) -> None:
         self.powered_off = True

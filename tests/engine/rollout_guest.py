@@ -15,7 +15,7 @@ import contextlib
 import re
 from pathlib import Path
 
-from aoe_tui.engine.territory import CommandResult, RebootProof
+from aoe_tui.engine.territory import STOPPED_DETAIL, CommandResult, RebootProof
 from tests.engine.namespaced_guest import GuestSpec, NamespacedGuest
 from tests.fixture_paths import PROJECT
 
@@ -124,6 +124,9 @@ class GuestTerritory:
 
     async def alive(self) -> bool:
         return self.guest.holder.poll() is None
+
+    async def down_detail(self) -> str:
+        return STOPPED_DETAIL
 
     def console_tail(self, lines: int = 40) -> str:
         return ""

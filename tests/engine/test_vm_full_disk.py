@@ -55,3 +55,10 @@ def test_a_full_match_folder_mid_race_is_one_line_and_strands_nothing(tmp_path, 
     assert match.events and match.world.match_state in ("running", "aborted", "void")
     aborts = [e for e in match.events if e.kind == "match_state_changed" and e.to_json()["to"] == "aborted"]
     assert len(aborts) <= 1
+    # A guest lost to its full disk is named as paused by it, not as a VM that stopped.
+    lost = [
+        e.to_json()["detail"]
+        for e in match.events
+        if e.kind == "milestone_failed" and "the VM " in (e.to_json().get("detail") or "")
+    ]
+    assert all("the VM was paused by a failing disk write" in detail for detail in lost), lost

@@ -220,8 +220,9 @@ class MonitorCalibration(StrictModel):
     territory's probes while each guest runs `load` (what an honest change costs the guest, such as starting
     the service's Python), at least `min_samples` samples each, and the timeout becomes `factor` times the
     slowest answer seen in any territory: never below the monitor's `timeout_ms`, never above
-    `max_timeout_ms`. One bound for every territory, kept in provenance and in each monitor's summary. Only
-    timeouts move with it: a wrong body, an error status or a refused connection fails whatever the bound.
+    `max_timeout_ms`. One bound for every territory, kept in provenance and in each monitor's summary (and
+    written to `publish_to` in each guest). Only timeouts move with it: a wrong body, an error status or a
+    refused connection fails whatever the bound.
     """
 
     load: str
@@ -229,6 +230,10 @@ class MonitorCalibration(StrictModel):
     factor: float = 3.0
     max_timeout_ms: int = 5000
     load_timeout_seconds: float = 180
+    # A file in each guest the calibrated timeout (ms) is written to before any agent acts, so the arena's own
+    # programs wait as long as the referee will (the rollout's proxy relays within it). Writing it gives a
+    # player nothing: the referee's own timeout still bounds every check.
+    publish_to: str | None = None
 
     @field_validator("min_samples", "factor", "max_timeout_ms", "load_timeout_seconds")
     @classmethod

@@ -14,6 +14,7 @@ by. Only the timeout moves: a wrong body, a 502 or a refused connection fails at
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
 
 from aoe_tui.domain.manifest import Manifest, Monitor, MonitorCalibration
@@ -67,9 +68,12 @@ async def _calibrate(
                 territory, COMPONENT, f"{territory}: no check of monitor {spec.id} was made during its calibration"
             )
     slowest = max(latency.max for latency in latencies.values() if latency is not None)
+    timeout_ms = calibrated_timeout_ms(spec.timeout_ms, slowest, calibration.factor, calibration.max_timeout_ms)
+    if calibration.publish_to is not None:
+        await asyncio.gather(*(_publish(host, calibration.publish_to, timeout_ms) for host in hosts.values()))
     return CalibrationRecord(
         monitor=spec.id,
-        timeout_ms=calibrated_timeout_ms(spec.timeout_ms, slowest, calibration.factor, calibration.max_timeout_ms),
+        timeout_ms=timeout_ms,
         floor_ms=spec.timeout_ms,
         max_timeout_ms=calibration.max_timeout_ms,
         factor=calibration.factor,
@@ -82,18 +86,26 @@ async def _calibrate(
 
 
 async def _run_load(host: TerritoryHost, calibration: MonitorCalibration) -> None:
+    await _run_checked(host, calibration.load, calibration.load_timeout_seconds, "calibration load")
+
+
+async def _publish(host: TerritoryHost, path: str, timeout_ms: int) -> None:
+    """Write the bound where the arena's own programs read it (`publish_to`)."""
+    quoted = shlex.quote(path)
+    command = f"mkdir -p \"$(dirname {quoted})\" && printf '%s\\n' {timeout_ms} > {quoted}"
+    await _run_checked(host, command, 60, "writing the calibrated timeout")
+
+
+async def _run_checked(host: TerritoryHost, command: str, timeout: float, what: str) -> None:
+    """Run `command` in the guest; an unreachable guest or a non-zero exit is the arena's failure, named."""
     try:
-        result = await host.run(calibration.load, calibration.load_timeout_seconds)
+        result = await host.run(command, timeout)
     except TerritoryUnavailable as error:
-        raise ArenaSetupFailed(
-            host.territory_id, COMPONENT, f"{host.territory_id}: calibration load: {error}"
-        ) from None
+        raise ArenaSetupFailed(host.territory_id, COMPONENT, f"{host.territory_id}: {what}: {error}") from None
     if result.exit_status != 0:
         said = first_line(result.stderr.strip() or result.stdout.strip(), _DETAIL_LIMIT) or f"exit {result.exit_status}"
         raise ArenaSetupFailed(
-            host.territory_id,
-            COMPONENT,
-            f"{host.territory_id}: calibration load failed (exit {result.exit_status}): {said}",
+            host.territory_id, COMPONENT, f"{host.territory_id}: {what} failed (exit {result.exit_status}): {said}"
         )
 
 

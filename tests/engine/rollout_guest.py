@@ -26,7 +26,7 @@ LIB = "{root}/usr/local/lib/aoe"
 SPEC = GuestSpec(
     arena=ARENA,
     territory="rollout-one",
-    guest_dirs=("/var/lib/rollout", "/usr/local/lib/aoe", "/etc/systemd/system", "/opt/rollout"),
+    guest_dirs=("/var/lib/rollout", "/usr/local/lib/aoe", "/etc/systemd/system", "/opt/rollout", "/etc/aoe-rollout"),
     serving={"rollout-v1.service": 8081, "rollout-proxy.service": 8080, "rollout-v2.service": 8082},
     start={
         "rollout-v1.service": f"python3 {LIB}/rollout-v1.py",
@@ -34,7 +34,7 @@ SPEC = GuestSpec(
         "rollout-v2.service": "python3 {root}/opt/rollout/v2.py",
     },
     seed=f"ROLLOUT_DIR={STATE} ROLLOUT_OPT={{root}}/opt/rollout sh {LIB}/rollout-seed",
-    env={"ROLLOUT_DIR": STATE},
+    env={"ROLLOUT_DIR": STATE, "ROLLOUT_RELAY_FILE": "{root}/etc/aoe-rollout/relay-timeout-ms"},
     booted=("rollout-v1.service", "rollout-proxy.service"),
 )
 

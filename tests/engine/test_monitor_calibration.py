@@ -63,7 +63,8 @@ def _clock() -> MatchClock:
 
 def test_the_rollouts_monitor_is_calibrated_between_1_and_5_s():
     calibration = Manifest.model_validate(rollout_data()).monitors[0].calibration
-    assert calibration is not None and "python3" in calibration.load
+    assert calibration is not None and "python3" in calibration.load and "daemon-reload" in calibration.load
+    assert calibration.publish_to == "/etc/aoe-rollout/relay-timeout-ms"
     assert (calibration.factor, calibration.max_timeout_ms) == (3.0, 5000)
     assert calibrated_timeout_ms(1000, 40, 3.0, 5000) == 1000  # a fast host keeps the manifest's bound
     assert calibrated_timeout_ms(1000, 501, 3.0, 5000) == 1503
@@ -96,7 +97,8 @@ async def test_one_bound_for_every_territory_from_the_slowest_answer_under_load(
     assert record.territories["rollout-two"].max < 500
     assert record.timeout_ms == min(max(1000, math.ceil(3.0 * record.slowest_ms)), 5000) >= 1500
     assert all(n >= 5 for n in record.samples.values()) and record.failed_checks == {"rollout-one": 0, "rollout-two": 0}
-    assert all(g.commands == [record.load] for g in guests.values())
+    published = f"mkdir -p \"$(dirname /etc/aoe-rollout/relay-timeout-ms)\" && printf '%s\\n' {record.timeout_ms} > /etc/aoe-rollout/relay-timeout-ms"
+    assert all(g.commands == [record.load, published] for g in guests.values())  # the proxy relays within it
 
 
 async def test_a_hung_guest_sets_the_ceiling_not_more(endpoints):

@@ -51,7 +51,11 @@ def race(index: int, work: Path) -> dict:
     match = load_match(found[0])
     world = match.world
     cutover = {t: world.territories[t].milestones[CUTOVER] for t in ("rollout-one", "rollout-two", "rollout-three")}
-    failed = {e.to_json()["territory"]: e.to_json() for e in match.events if e.kind == "milestone_failed"}
+    failed = {  # each territory's first failure of the cutover that was judged (not cut short by the match's end)
+        f["territory"]: f
+        for f in reversed([e.to_json() for e in match.events if e.kind == "milestone_failed"])
+        if f["milestone"] == CUTOVER and f["category"] != "cancelled"
+    }
     stopped = {e.to_json()["territory"]: e.to_json()["summary"] for e in match.events if e.kind == "monitor_stopped"}
     blip_final = [
         e.to_json()

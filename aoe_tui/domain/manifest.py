@@ -212,6 +212,12 @@ class MonitorProbe(StrictModel):
         return expect
 
 
+def _must_be_positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
 class MonitorCalibration(StrictModel):
     """How the referee sets a monitor's check timeout for one match, from these guests, before any agent acts.
 
@@ -235,12 +241,7 @@ class MonitorCalibration(StrictModel):
     # player nothing: the referee's own timeout still bounds every check.
     publish_to: str | None = None
 
-    @field_validator("min_samples", "factor", "max_timeout_ms", "load_timeout_seconds")
-    @classmethod
-    def _positive(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError("must be positive")
-        return value
+    positive = field_validator("min_samples", "factor", "max_timeout_ms", "load_timeout_seconds")(_must_be_positive)
 
 
 class Monitor(StrictModel):
@@ -269,12 +270,7 @@ class Monitor(StrictModel):
     failures_detail: str = "observed {failures} failed public checks"
     calibration: MonitorCalibration | None = None
 
-    @field_validator("interval_ms", "max_samples", "timeout_ms", "min_samples")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value <= 0:
-            raise ValueError("must be positive")
-        return value
+    positive = field_validator("interval_ms", "max_samples", "timeout_ms", "min_samples")(_must_be_positive)
 
     @field_validator("wait_for_flag_seconds", "settle_ms")
     @classmethod

@@ -76,3 +76,20 @@ def test_aoe_run_of_a_harness_fleet_stops_before_any_guest_with_that_line(refusi
     assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert len(errors) == 1 and "@anthropic-ai/claude-code@2.1.332 from npm failed" in errors[0], result.stderr[-2000:]
     assert not list(Path(tmp_path / "match").glob("territories/*/overlay.qcow2")), "no guest disk was made"
+
+
+def test_a_new_bundle_removes_earlier_recipes_bundles_and_abandoned_builds(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = bundles_dir()
+    for stale in ("0351159943ee9749", ".build-0351159943ee9749-999999"):
+        (root / stale).mkdir(parents=True)
+        (root / stale / "bundle.ext4").write_bytes(b"\0" * 4096)
+    (root / "notes").mkdir()  # not a bundle: left alone
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text("# no harness: an empty bundle\n")
+    said: list[str] = []
+    bundle = build_bundle(recipe, progress=said.append)
+    assert bundle.image.is_file() and bundle.image.parent.parent == root
+    assert sorted(p.name for p in root.iterdir() if p.is_dir()) == sorted([bundle.image.parent.name, "notes"])
+    removed = [line for line in said if line.startswith("harness bundle: removed")]
+    assert len(removed) == 2 and any("0351159943ee9749 (0 MiB)" in line for line in removed), said

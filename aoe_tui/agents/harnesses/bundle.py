@@ -130,11 +130,24 @@ def _build(recipe_path: Path, entries: tuple[RecipeEntry, ...], root: Path, say:
         shutil.rmtree(final, ignore_errors=True)
         os.rename(work, final)
         say(f"harness bundle {digest} built in {seconds:.0f} s: {final / IMAGE}")
+        _remove_stale(root, digest, say)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     bundle = cached_bundle(recipe_path)
     assert bundle is not None
     return bundle
+
+
+def _remove_stale(root: Path, current: str, say: Progress) -> None:
+    """The bundles of earlier recipes (about 2 GiB each) and builds abandoned by a dead process: nothing reads
+    them again once the recipe changed (a guest still running from one keeps its open file until it stops).
+    Called under the build lock, so no other build is in progress."""
+    for folder in root.iterdir():
+        stale_bundle = folder.is_dir() and re.fullmatch(r"[0-9a-f]{16}", folder.name) and folder.name != current
+        if stale_bundle or (folder.is_dir() and folder.name.startswith(".build-")):
+            mib = _tree_bytes(folder) / 2**20
+            shutil.rmtree(folder, ignore_errors=True)
+            say(f"harness bundle: removed {folder.name} ({mib:.0f} MiB), left from an earlier recipe or build")
 
 
 def _install(entry: RecipeEntry, tree: Path) -> None:

@@ -211,9 +211,10 @@ class GuestHarness:
         path = shlex.quote(f"{ctx.home}/{self.harness.trajectory}")
         try:
             connection = await self.ssh.connect()
-            result = await asyncio.wait_for(
-                connection.run(f"head -c {MAX_DOCUMENT_BYTES} {path}", check=False, encoding=None), PREPARE_TIMEOUT_S
-            )
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancellation that arrives as the
+            # read completes, and the follower, cancelled when the harness ends, would then poll forever.
+            async with asyncio.timeout(PREPARE_TIMEOUT_S):
+                result = await connection.run(f"head -c {MAX_DOCUMENT_BYTES} {path}", check=False, encoding=None)
         except (OSError, asyncssh.Error, TimeoutError) as error:
             self.ssh.drop()
             raise AoeError(f"{self.settings.territory_id}: cannot read the trajectory: {error}") from None

@@ -5,10 +5,12 @@ keeps the file's bytes once and the offset of every event's line, and decodes an
 
 Reading is the cost of a long replay, so the reader takes the recorder's own line shape apart by hand: the
 envelope (`{"schema_version":1,"sequence":S,"elapsed_ms":E,`) is cut off and the rest, the body, is validated
-once per distinct body, by pydantic-core's JSON validation of the line as its kind's event class (what the
-event union picks; the union itself for a kind it does not know). A long match repeats the same body
-thousands of times (the same evaluation of the same milestone, the same failure, the same charge), so most
-lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is never shared.
+once per distinct body: for the fold by msgspec, into its event's mirror (`fold_events`), and for an event
+asked for by pydantic-core's JSON validation of the line as its kind's event class (what the event union
+picks; the union itself for a kind it does not know), which also judges any line msgspec refuses. A long match
+repeats the same body thousands of times (the same evaluation of the same milestone, the same failure, the
+same charge), so most lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is
+never shared.
 Any other line (another writer's key order, a blank line, a damaged record) goes through the strict reader
 of `event_log`, which also words every error.
 
@@ -25,9 +27,11 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable, Generator, Sequence
-from typing import NamedTuple, overload
+from typing import Any, NamedTuple, overload
 
 from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
+from aoe_tui.domain.world import World
+from aoe_tui.store.fold_events import decode_for_fold, fold_of
 
 # The recorder's line: the envelope, then the body (the newline included). One regular expression takes it
 # apart in one C call: a quarter cheaper than cutting and checking its parts in Python, per line of a long log.
@@ -40,6 +44,8 @@ CHUNK_LINES = 8_192  # lines of a `LineChunk` (about 160 kB through a pipe)
 # An event with the stamps of its line: the event may carry another line's (a shared body), the fold
 # reads the line's, and `stamped` makes the recorded event when one is asked for.
 Split = tuple[EventBase, int, int]
+# What the fold of a long log folds for a body (an event, or its mirror: `fold_events`) and how it folds it.
+FoldStep = tuple[Any, Callable[[World, Any], None]]
 
 
 def stamped(event: EventBase, sequence: int, elapsed_ms: int) -> EventBase:
@@ -75,9 +81,24 @@ class BodyDecoder:
             return self.first_sight(line, body, int(sequence), int(elapsed))
         return event, int(sequence), int(elapsed)
 
-    def shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
-        """The event of a recorder-shaped line whose body may stand for every line with that body (`LineChunk`'s
-        new lines), or None: the line does not validate, or its body names a stamp (the strict reader's)."""
+    def fold_step(self, line: bytes, body: int, sequence: int, elapsed_ms: int) -> FoldStep | None:
+        """What the fold folds for a recorder-shaped line whose body (from index `body`) may stand for every line
+        with that body (`LineChunk`'s new lines), and its fold; or None: the line does not validate, or its body
+        names a stamp (the strict reader's). The line is decoded into its event's mirror (`fold_events`: a
+        fraction of pydantic's cost, which a log of ever new bodies pays on every line); one msgspec refuses is
+        the event classes' to judge."""
+        mirror = decode_for_fold(line)
+        if mirror is None:
+            event = self._shared(line, line[body:], sequence, elapsed_ms)
+            return None if event is None else (event, fold_of(event))
+        if (mirror.schema_version, mirror.sequence, mirror.elapsed_ms) != (SCHEMA_VERSION, sequence, elapsed_ms):
+            return None  # not what the envelope said (a stamp inside the body won)
+        if _names_a_stamp(line[body:]):
+            return None
+        return mirror, fold_of(mirror)
+
+    def _shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
+        """The event of a line whose body may stand for every line with that body, or None (as `fold_step`)."""
         if body not in self.bodies and self.first_sight(line, body, sequence, elapsed_ms) is None:
             return None
         return self.bodies.get(body)
@@ -93,9 +114,13 @@ class BodyDecoder:
             return None  # not what the envelope said (a stamp inside the body won)
         if len(self.bodies) >= BODY_CACHE_LIMIT:
             self.bodies.clear()
-        names_a_stamp = b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
-        self.bodies[body] = None if names_a_stamp else event
+        self.bodies[body] = None if _names_a_stamp(body) else event
         return event, sequence, elapsed_ms
+
+
+def _names_a_stamp(body: bytes) -> bool:
+    """Whether a body names a stamp itself (a duplicate key): its lines are only the strict reader's."""
+    return b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
 
 
 def _validate(line: bytes, body: bytes) -> EventBase:

@@ -1,0 +1,55 @@
+"""The fold of a long log decodes new bodies into msgspec mirrors: the world it folds is the events' own."""
+
+import json
+
+import pytest
+
+from aoe_tui.domain.events import make_event
+from aoe_tui.domain.reducer import reduce
+from aoe_tui.store.event_log import encode_event, read_event_log, read_log_bytes
+from aoe_tui.store.fold_events import decode_for_fold
+from aoe_tui.store.timeline import TimelineIndex
+from tests.fixture_paths import MATCH_DIRS
+
+
+@pytest.mark.parametrize("match", MATCH_DIRS, ids=lambda path: path.name)
+def test_every_fixture_folds_as_its_events(match):
+    log = match / "events.jsonl"
+    if not log.exists():
+        pytest.skip("no event log")
+    index = TimelineIndex.from_log(read_log_bytes(log), str(log))
+    assert index.head == reduce(read_event_log(log))
+
+
+def test_a_mirror_has_its_events_values():
+    event = make_event("usage_charged", 4, 9, agent="a", input_tokens=12, measured_by="referee")
+    mirror = decode_for_fold(encode_event(event).encode())
+    assert type(mirror).__name__ == "UsageCharged"
+    assert {name: getattr(mirror, name) for name in type(event).model_fields if name != "kind"} == {
+        name: getattr(event, name) for name in type(event).model_fields if name != "kind"
+    }
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"points": "5"},  # pydantic's lax int: a string of digits
+        {"points": 5.0},  # and a whole float
+        {"evidence": float("nan")},  # NaN, which only Python's parser takes
+        {"kind": "milestone_passed", "points": 5, "novel": 1},  # an extra field (kept by pydantic, ignored here)
+    ],
+)
+def test_lines_msgspec_refuses_or_pydantic_coerces_fold_the_same(tmp_path, fields):
+    """A line msgspec refuses but pydantic accepts is folded from pydantic's event: the same world."""
+    record = {"schema_version": 1, "sequence": 0, "elapsed_ms": 5, "kind": "milestone_passed"}
+    record |= {"territory": "t", "milestone": "m", "points": 5} | fields
+    log = tmp_path / "events.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    world = TimelineIndex.from_log(log.read_bytes(), str(log)).head
+    assert world == reduce(read_event_log(log))
+    assert world.territories["t"].milestone_points == 5
+
+
+def test_refused_lines_are_left_to_the_event_classes():
+    assert decode_for_fold(b'{"schema_version":1,"sequence":0,"elapsed_ms":0,"kind":"no_such_kind"}') is None
+    assert decode_for_fold(b'{"kind":"milestone_failed","territory":"t","milestone":"m","kind":"x"}') is None

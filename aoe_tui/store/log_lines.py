@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, overload
 
 from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
 from aoe_tui.domain.world import World
-from aoe_tui.store.fold_events import decode_for_fold, fold_of
+from aoe_tui.store.fold_events import decode_all_for_fold, decode_for_fold, fold_of
 
 # The recorder's line: the envelope, then the body (the newline included). One regular expression takes it
 # apart in one C call: a quarter cheaper than cutting and checking its parts in Python, per line of a long log.
@@ -118,9 +118,12 @@ class BodyDecoder:
         return event, sequence, elapsed_ms
 
 
+STAMPS = (b'"schema_version"', b'"sequence"', b'"elapsed_ms"')  # the stamps' names, as JSON writes them
+
+
 def _names_a_stamp(body: bytes) -> bool:
     """Whether a body names a stamp itself (a duplicate key): its lines are only the strict reader's."""
-    return b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
+    return any(name in body for name in STAMPS)
 
 
 def _validate(line: bytes, body: bytes) -> EventBase:
@@ -136,15 +139,17 @@ def _validate(line: bytes, body: bytes) -> EventBase:
 class LineChunk(NamedTuple):
     """Lines in the recorder's shape, each with its sequence and clock checked against the last (`split_lines`):
     where each starts, its clock, and its body's number (bodies are numbered from 0 in order of first sight);
-    `new`: the first line of each body first seen here (its index in the chunk, the line, where its body
-    starts in it), in their numbers' order; `fresh`: the numbers start
-    over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the next line starts
-    (after the last chunk: where the recorder's shape ends, the rest being the strict reader's)."""
+    `new`: the first line of each body first seen here (its index in the chunk), in their numbers' order, and
+    `new_lines` those lines as one JSON array (decoded in one call: `LogLines.fold_steps`); `fresh`: the
+    numbers start over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the
+    next line starts (after the last chunk: where the recorder's shape ends, the rest being the strict
+    reader's)."""
 
     starts: array
     elapsed: array
     numbers: array
-    new: list[tuple[int, bytes, int]]
+    new: array
+    new_lines: bytes
     fresh: bool
     end: int
 
@@ -158,8 +163,12 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
     not in that shape, skips a sequence or goes back in time (the last chunk may be empty)."""
     numbers: dict[bytes, int] = {}
     match, expected, last_ms, offset = RECORDER_LINE.match, 0, -(2**63), 0
-    new: list[tuple[int, bytes, int]] = []
+    new, new_lines = array("I"), list[bytes]()
     starts, elapsed, bodies, fresh = array("Q"), array("q"), array("I"), False
+
+    def chunk() -> LineChunk:
+        return LineChunk(starts, elapsed, bodies, new, b"[%s]" % b",".join(new_lines), fresh, offset)
+
     for raw in io.BytesIO(data):
         parts = match(raw)
         if parts is None:
@@ -171,19 +180,27 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
         number = numbers.get(body)
         if number is None:
             if len(numbers) >= BODY_CACHE_LIMIT:  # a log of ever new bodies: the numbers start over
-                yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
-                starts, elapsed, bodies, new, fresh = array("Q"), array("q"), array("I"), [], True
+                yield chunk()
+                starts, elapsed, bodies, new, new_lines, fresh = (
+                    array("Q"),
+                    array("q"),
+                    array("I"),
+                    array("I"),
+                    [],
+                    True,
+                )
                 numbers.clear()
             number = numbers[body] = len(numbers)
-            new.append((len(bodies), raw, parts.start(3)))
+            new.append(len(bodies))
+            new_lines.append(raw)
         starts.append(offset)
         elapsed.append(elapsed_ms)
         bodies.append(number)
         expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
         if expected % CHUNK_LINES == 0:
-            yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
-            starts, elapsed, bodies, new, fresh = array("Q"), array("q"), array("I"), [], False
-    yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
+            yield chunk()
+            starts, elapsed, bodies, new, new_lines, fresh = array("Q"), array("q"), array("I"), array("I"), [], False
+    yield chunk()
 
 
 class LogLines(Sequence[EventBase]):
@@ -225,6 +242,25 @@ class LogLines(Sequence[EventBase]):
         start = self.starts[index]
         end = self.data.find(b"\n", start)
         return self.data[start : end if end >= 0 else len(self.data)]
+
+    def fold_steps(self, chunk: LineChunk, first: int) -> list[FoldStep | None]:
+        """What the fold folds for each body first seen in `chunk` (whose lines are events `first` on), and how
+        (`BodyDecoder.fold_step`), in their numbers' order. When msgspec takes all of the chunk's new lines at
+        once and each holds each stamp's name once (its envelope's; without a `\\u` escape no key can spell it
+        otherwise), each line is its mirror with the envelope's stamps: one call for them all, which is most of
+        the load of a log of ever new bodies. Else line by line, which also finds the line to refuse."""
+        lines = chunk.new_lines
+        mirrors = decode_all_for_fold(lines)
+        if mirrors is not None and b"\\u" not in lines and all(lines.count(name) == len(mirrors) for name in STAMPS):
+            return list(zip(mirrors, map(fold_of, mirrors)))
+        steps: list[FoldStep | None] = []
+        for at in chunk.new:
+            end = chunk.starts[at + 1] if at + 1 < len(chunk.starts) else chunk.end
+            line = self.data[chunk.starts[at] : end]
+            parts = RECORDER_LINE.match(line)
+            assert parts is not None  # the splitter took it
+            steps.append(self.decoder.fold_step(line, parts.start(3), first + at, chunk.elapsed[at]))
+        return steps
 
     def split(self, index: int) -> Split:
         """Event `index` taken apart: what a fold needs, without stamping a copy."""

@@ -170,7 +170,7 @@ class TimelineIndex:
         # from the first line that is not in the recorder's shape, does not validate or breaks a rule,
         # `scan_log` reads the rest (and words any error).
         known: list[FoldStep | None] = []  # by body number: (what is folded, its fold)
-        fold_step = lines.decoder.fold_step
+        fold_steps = lines.fold_steps
         expected, offset = 0, 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
@@ -183,8 +183,7 @@ class TimelineIndex:
                 if chunk.fresh:
                     known.clear()
                 first = expected
-                for at, line, body in chunk.new:
-                    known.append(fold_step(line, body, first + at, chunk.elapsed[at]))
+                known.extend(fold_steps(chunk, first))
                 for elapsed_ms, number in zip(chunk.elapsed, chunk.numbers):
                     step = known[number]
                     if step is None:

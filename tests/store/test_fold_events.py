@@ -4,10 +4,13 @@ import json
 
 import pytest
 
+from aoe_tui.app.view.log_reader import split_in_a_child
+from aoe_tui.domain.errors import AoeError
 from aoe_tui.domain.events import make_event
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.store.event_log import encode_event, read_event_log, read_log_bytes
 from aoe_tui.store.fold_events import decode_for_fold
+from aoe_tui.store.log_lines import split_lines
 from aoe_tui.store.timeline import TimelineIndex
 from tests.fixture_paths import MATCH_DIRS
 
@@ -53,3 +56,19 @@ def test_lines_msgspec_refuses_or_pydantic_coerces_fold_the_same(tmp_path, field
 def test_refused_lines_are_left_to_the_event_classes():
     assert decode_for_fold(b'{"schema_version":1,"sequence":0,"elapsed_ms":0,"kind":"no_such_kind"}') is None
     assert decode_for_fold(b'{"kind":"milestone_failed","territory":"t","milestone":"m","kind":"x"}') is None
+
+
+@pytest.mark.parametrize("split", [split_lines, split_in_a_child])
+def test_a_stamp_spelled_with_an_escape_is_caught_as_in_the_strict_reader(tmp_path, split):
+    """A chunk's new lines are decoded at once only when no body can name a stamp: a key spelled with `\\u`
+    escapes is JSON's `sequence` too, and pydantic would take it, so the line is judged alone."""
+    first = make_event("milestone_evaluation_started", 0, 5, territory="t", milestone="m")
+    second = encode_event(make_event("milestone_evaluation_started", 1, 6, territory="t", milestone="m"))
+    log = tmp_path / "events.jsonl"
+    log.write_text(encode_event(first) + "\n" + second[:-1] + ',"\\u0073equence":0}\n')
+    with pytest.raises(AoeError) as strict:
+        read_event_log(log)
+    with pytest.raises(AoeError) as folded:
+        TimelineIndex.from_log(log.read_bytes(), str(log), split=split)
+    assert str(folded.value) == str(strict.value)
+    assert "line 2" in str(strict.value)

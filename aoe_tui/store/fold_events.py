@@ -24,12 +24,20 @@ from aoe_tui.domain.reducer import HANDLERS
 from aoe_tui.domain.world import World
 
 
+STAMPS = ("schema_version", "sequence", "elapsed_ms")
+# What the fold of a long log folds for a body (an event, or its mirror) and how it folds it.
+FoldStep = tuple[Any, Callable[[World, Any], None]]
+
+
 def _mirror(kind: str, event_class: type[EventBase]) -> type[msgspec.Struct]:
-    """A struct with `event_class`'s fields (the stamps included), tagged by `kind`."""
-    fields: list[tuple[str, Any, Any]] = []
+    """A struct of a recorder's line's body (`kind` and after): `event_class`'s fields but the stamps, which the
+    fold takes from the line's envelope. A body that names a stamp itself (a duplicate key, however spelled)
+    would win over the envelope in pydantic: its stamps are typed so that no JSON value decodes into them, and
+    msgspec refuses it."""
+    fields: list[tuple[str, Any, Any]] = [(name, msgspec.UnsetType, msgspec.UNSET) for name in STAMPS]
     for name, info in event_class.model_fields.items():
-        if name == "kind":
-            continue  # the tag
+        if name == "kind" or name in STAMPS:
+            continue  # the tag; the envelope's
         default = msgspec.NODEFAULT if info.is_required() else info.default
         fields.append((name, info.annotation, msgspec.field(default=default, name=info.alias)))
     # kw_only: required fields may follow defaulted ones, as in the event classes; gc=False: a mirror holds no
@@ -61,19 +69,21 @@ def fold_of(event: object) -> Callable[[World, Any], None]:
     return _FOLDS.get(type(event), _ignored)
 
 
-def decode_all_for_fold(lines: bytes) -> list[Any] | None:
-    """The mirrors of recorder's lines given as one JSON array (one call for a chunk's new bodies: a third
-    cheaper than a call a line), or None when msgspec refuses any of them."""
+def decode_all_for_fold(bodies: bytes) -> list[FoldStep | None] | None:
+    """(mirror, its fold) of each of recorder's lines' bodies given as one JSON array of objects (one call for a
+    chunk's new bodies: a third cheaper than a call a body), or None when msgspec refuses any of them."""
     try:
-        return _LIST_DECODER.decode(lines)
+        mirrors = _LIST_DECODER.decode(bodies)
     except msgspec.MsgspecError:
         return None
+    steps: list[FoldStep | None] = list(zip(mirrors, map(_FOLDS.__getitem__, map(type, mirrors))))
+    return steps
 
 
-def decode_for_fold(line: bytes) -> Any:
-    """The mirror of a recorder's line (its `schema_version`, `sequence` and `elapsed_ms` as it says them), or
-    None when msgspec refuses it (the event classes then judge it)."""
+def decode_for_fold(body: bytes) -> Any:
+    """The mirror of a recorder's line's body given as a JSON object, or None when msgspec refuses it (the event
+    classes then judge the line)."""
     try:
-        return _DECODER.decode(line)
+        return _DECODER.decode(body)
     except msgspec.MsgspecError:
         return None

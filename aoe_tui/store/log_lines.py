@@ -27,11 +27,10 @@ import mmap
 import re
 from array import array
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, NamedTuple, overload
+from typing import NamedTuple, overload
 
 from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
-from aoe_tui.domain.world import World
-from aoe_tui.store.fold_events import decode_all_for_fold, decode_for_fold, fold_of
+from aoe_tui.store.fold_events import FoldStep, decode_all_for_fold, decode_for_fold, fold_of
 
 # The recorder's line: the envelope, then the body (the newline included). One regular expression takes it
 # apart in one C call: a quarter cheaper than cutting and checking its parts in Python, per line of a long log.
@@ -44,8 +43,6 @@ CHUNK_LINES = 8_192  # lines of a `LineChunk` (about 160 kB through a pipe)
 # An event with the stamps of its line: the event may carry another line's (a shared body), the fold
 # reads the line's, and `stamped` makes the recorded event when one is asked for.
 Split = tuple[EventBase, int, int]
-# What the fold of a long log folds for a body (an event, or its mirror: `fold_events`) and how it folds it.
-FoldStep = tuple[Any, Callable[[World, Any], None]]
 
 
 def stamped(event: EventBase, sequence: int, elapsed_ms: int) -> EventBase:
@@ -87,14 +84,10 @@ class BodyDecoder:
         names a stamp (the strict reader's). The line is decoded into its event's mirror (`fold_events`: a
         fraction of pydantic's cost, which a log of ever new bodies pays on every line); one msgspec refuses is
         the event classes' to judge."""
-        mirror = decode_for_fold(line)
+        mirror = decode_for_fold(b"{" + line[body:])
         if mirror is None:
             event = self._shared(line, line[body:], sequence, elapsed_ms)
             return None if event is None else (event, fold_of(event))
-        if (mirror.schema_version, mirror.sequence, mirror.elapsed_ms) != (SCHEMA_VERSION, sequence, elapsed_ms):
-            return None  # not what the envelope said (a stamp inside the body won)
-        if _names_a_stamp(line[body:]):
-            return None
         return mirror, fold_of(mirror)
 
     def _shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
@@ -118,12 +111,9 @@ class BodyDecoder:
         return event, sequence, elapsed_ms
 
 
-STAMPS = (b'"schema_version"', b'"sequence"', b'"elapsed_ms"')  # the stamps' names, as JSON writes them
-
-
 def _names_a_stamp(body: bytes) -> bool:
     """Whether a body names a stamp itself (a duplicate key): its lines are only the strict reader's."""
-    return any(name in body for name in STAMPS)
+    return b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
 
 
 def _validate(line: bytes, body: bytes) -> EventBase:
@@ -140,7 +130,7 @@ class LineChunk(NamedTuple):
     """Lines in the recorder's shape, each with its sequence and clock checked against the last (`split_lines`):
     where each starts, its clock, and its body's number (bodies are numbered from 0 in order of first sight);
     `new`: the first line of each body first seen here (its index in the chunk), in their numbers' order, and
-    `new_lines` those lines as one JSON array (decoded in one call: `LogLines.fold_steps`); `fresh`: the
+    `new_bodies` their bodies as one JSON array of objects (decoded in one call: `LogLines.fold_steps`); `fresh`: the
     numbers start over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the
     next line starts (after the last chunk: where the recorder's shape ends, the rest being the strict
     reader's)."""
@@ -149,7 +139,7 @@ class LineChunk(NamedTuple):
     elapsed: array
     numbers: array
     new: array
-    new_lines: bytes
+    new_bodies: bytes
     fresh: bool
     end: int
 
@@ -163,11 +153,12 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
     not in that shape, skips a sequence or goes back in time (the last chunk may be empty)."""
     numbers: dict[bytes, int] = {}
     match, expected, last_ms, offset = RECORDER_LINE.match, 0, -(2**63), 0
-    new, new_lines = array("I"), list[bytes]()
+    new, new_bodies = array("I"), list[bytes]()
     starts, elapsed, bodies, fresh = array("Q"), array("q"), array("I"), False
 
     def chunk() -> LineChunk:
-        return LineChunk(starts, elapsed, bodies, new, b"[%s]" % b",".join(new_lines), fresh, offset)
+        objects = b"[{%s]" % b",{".join(new_bodies) if new_bodies else b"[]"  # a body is its object but the `{`
+        return LineChunk(starts, elapsed, bodies, new, objects, fresh, offset)
 
     for raw in io.BytesIO(data):
         parts = match(raw)
@@ -181,7 +172,7 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
         if number is None:
             if len(numbers) >= BODY_CACHE_LIMIT:  # a log of ever new bodies: the numbers start over
                 yield chunk()
-                starts, elapsed, bodies, new, new_lines, fresh = (
+                starts, elapsed, bodies, new, new_bodies, fresh = (
                     array("Q"),
                     array("q"),
                     array("I"),
@@ -192,14 +183,14 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
                 numbers.clear()
             number = numbers[body] = len(numbers)
             new.append(len(bodies))
-            new_lines.append(raw)
+            new_bodies.append(body)
         starts.append(offset)
         elapsed.append(elapsed_ms)
         bodies.append(number)
         expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
         if expected % CHUNK_LINES == 0:
             yield chunk()
-            starts, elapsed, bodies, new, new_lines, fresh = array("Q"), array("q"), array("I"), array("I"), [], False
+            starts, elapsed, bodies, new, new_bodies, fresh = array("Q"), array("q"), array("I"), array("I"), [], False
     yield chunk()
 
 
@@ -245,15 +236,13 @@ class LogLines(Sequence[EventBase]):
 
     def fold_steps(self, chunk: LineChunk, first: int) -> list[FoldStep | None]:
         """What the fold folds for each body first seen in `chunk` (whose lines are events `first` on), and how
-        (`BodyDecoder.fold_step`), in their numbers' order. When msgspec takes all of the chunk's new lines at
-        once and each holds each stamp's name once (its envelope's; without a `\\u` escape no key can spell it
-        otherwise), each line is its mirror with the envelope's stamps: one call for them all, which is most of
-        the load of a log of ever new bodies. Else line by line, which also finds the line to refuse."""
-        lines = chunk.new_lines
-        mirrors = decode_all_for_fold(lines)
-        if mirrors is not None and b"\\u" not in lines and all(lines.count(name) == len(mirrors) for name in STAMPS):
-            return list(zip(mirrors, map(fold_of, mirrors)))
-        steps: list[FoldStep | None] = []
+        (`BodyDecoder.fold_step`), in their numbers' order: all of them decoded by msgspec in one call, which is
+        most of the load of a log of ever new bodies; line by line when it refuses one (which may be the strict
+        reader's to refuse)."""
+        steps = decode_all_for_fold(chunk.new_bodies)
+        if steps is not None:
+            return steps
+        steps = []
         for at in chunk.new:
             end = chunk.starts[at + 1] if at + 1 < len(chunk.starts) else chunk.end
             line = self.data[chunk.starts[at] : end]

@@ -26,7 +26,8 @@ from aoe_tui.domain.events import EventBase
 from aoe_tui.domain.reducer import apply_at
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import ScanPoint, scan_log
-from aoe_tui.store.log_lines import FoldStep, LogLines, Split, Splitter, split_lines
+from aoe_tui.store.fold_events import FoldStep
+from aoe_tui.store.log_lines import LogLines, Split, Splitter, split_lines
 from aoe_tui.store.markers import MarkerFinder
 
 # A keyframe is a world dumped as JSON (about 50 us for twelve territories), so one every 128 events was a

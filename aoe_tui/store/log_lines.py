@@ -81,9 +81,9 @@ class BodyDecoder:
     def fold_step(self, line: bytes, body: int, sequence: int, elapsed_ms: int) -> FoldStep | None:
         """What the fold folds for a recorder-shaped line whose body (from index `body`) may stand for every line
         with that body (`LineChunk`'s new lines), and its fold; or None: the line does not validate, or its body
-        names a stamp (the strict reader's). The line is decoded into its event's mirror (`fold_events`: a
-        fraction of pydantic's cost, which a log of ever new bodies pays on every line); one msgspec refuses is
-        the event classes' to judge."""
+        names a stamp (the strict reader's). The body is decoded into its event's mirror (`fold_events`: a
+        fraction of pydantic's cost, which a log of ever new bodies pays on every line); a line msgspec refuses
+        is the event classes' to judge."""
         mirror = decode_for_fold(b"{" + line[body:])
         if mirror is None:
             event = self._shared(line, line[body:], sequence, elapsed_ms)
@@ -130,10 +130,10 @@ class LineChunk(NamedTuple):
     """Lines in the recorder's shape, each with its sequence and clock checked against the last (`split_lines`):
     where each starts, its clock, and its body's number (bodies are numbered from 0 in order of first sight);
     `new`: the first line of each body first seen here (its index in the chunk), in their numbers' order, and
-    `new_bodies` their bodies as one JSON array of objects (decoded in one call: `LogLines.fold_steps`); `fresh`: the
-    numbers start over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the
-    next line starts (after the last chunk: where the recorder's shape ends, the rest being the strict
-    reader's)."""
+    `new_bodies` their bodies as one JSON array of objects (decoded in one call: `LogLines.fold_steps`);
+    `fresh`: the numbers start over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`:
+    where the next line starts (after the last chunk: where the recorder's shape ends, the rest being the
+    strict reader's)."""
 
     starts: array
     elapsed: array

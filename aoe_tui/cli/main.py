@@ -16,32 +16,38 @@ from aoe_tui.cli.terminal_line import tell
 
 from aoe_tui.domain.errors import AoeError
 
-COMMAND_MODULES = [
-    "aoe_tui.cli.match_commands",
-    "aoe_tui.cli.demo_commands",
-    "aoe_tui.cli.analysis_commands",
-    "aoe_tui.cli.open_commands",
-    "aoe_tui.cli.run_commands",
-    "aoe_tui.cli.runtime_commands",
-    "aoe_tui.cli.series_commands",
-    "aoe_tui.cli.cup_commands",
-    "aoe_tui.cli.arena_commands",
-    "aoe_tui.cli.export_commands",
-    "aoe_tui.cli.serve_commands",
-    "aoe_tui.cli.publish_commands",
-]
+# Each command group's module and the commands it registers. A command imports its own module only: the
+# others import the engine, the runtime and the agents (a second here), which `aoe replay` paid before its
+# first frame, and before the reader of its log could start. Help, or a word that is no command, imports all.
+COMMAND_MODULES = {
+    "aoe_tui.cli.match_commands": ("replay", "inspect", "info", "validate"),
+    "aoe_tui.cli.demo_commands": ("demo",),
+    "aoe_tui.cli.analysis_commands": ("analyze",),
+    "aoe_tui.cli.open_commands": ("open",),
+    "aoe_tui.cli.run_commands": ("run",),
+    "aoe_tui.cli.runtime_commands": ("image", "doctor", "vm"),
+    "aoe_tui.cli.series_commands": ("series", "benchmark", "standings"),
+    "aoe_tui.cli.cup_commands": ("cup", "ladder"),
+    "aoe_tui.cli.arena_commands": ("arena",),
+    "aoe_tui.cli.export_commands": ("export",),
+    "aoe_tui.cli.serve_commands": ("serve",),
+    "aoe_tui.cli.publish_commands": ("publish",),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` alone (its module's commands) when one of them is named."""
     parser = argparse.ArgumentParser(prog="aoe", description="Run and replay Agents of Empires matches.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    named = [module for module, commands in COMMAND_MODULES.items() if command in commands]
+    for name in named or COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

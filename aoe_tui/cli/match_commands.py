@@ -18,9 +18,8 @@ from aoe_tui.domain.clock import format_clock
 from aoe_tui.domain.errors import AoeError
 from aoe_tui.cli.options import add_fleet_option
 from aoe_tui.domain.untrusted import clean_text
-from aoe_tui.engine.model_providers import provider_problems
-from aoe_tui.store.cup_files import CUP_FILE, is_cup_folder, read_cup_checkpoint
 from aoe_tui.store.manifest_file import checked_manifest
+from aoe_tui.store.cup_files import CUP_FILE, is_cup_folder, read_cup_checkpoint
 from aoe_tui.store.saved_match import PREVIEW_BYTES, SavedMatch, load_match
 from aoe_tui.store.series_source import collection_kind
 from aoe_tui.store.summary import match_summary_lines
@@ -115,6 +114,9 @@ def info_json(match: SavedMatch) -> dict:
 
 
 def validate(args: argparse.Namespace) -> int:
+    # Imported here: the providers' check loads the agents' registry (a quarter second `aoe replay` never needs).
+    from aoe_tui.engine.model_providers import provider_problems
+
     manifest, problems = checked_manifest(Path(args.manifest), args.agents)
     # Whether each agent's adapter can reach its model (providers.toml, AOE_OPENAI_BASE_URL): the run refuses the same.
     agents_file = Path(args.agents if args.agents is not None else args.manifest)

@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 
 from aoe_tui.domain.errors import AoeError
-from aoe_tui.runtime.hypervisor import DEFAULT_URI
 
 
 def add_fleet_option(p: argparse.ArgumentParser) -> None:
@@ -26,6 +25,8 @@ def add_fleet_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_uri_option(p: argparse.ArgumentParser) -> None:
+    from aoe_tui.runtime.hypervisor import DEFAULT_URI  # here: the runtime is a tenth of a second to import
+
     p.add_argument("--uri", default=DEFAULT_URI, help=f"libvirt URI (default {DEFAULT_URI})")
 
 

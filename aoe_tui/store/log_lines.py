@@ -5,10 +5,12 @@ keeps the file's bytes once and the offset of every event's line, and decodes an
 
 Reading is the cost of a long replay, so the reader takes the recorder's own line shape apart by hand: the
 envelope (`{"schema_version":1,"sequence":S,"elapsed_ms":E,`) is cut off and the rest, the body, is validated
-once per distinct body, by pydantic-core's JSON validation of the line as its kind's event class (what the
-event union picks; the union itself for a kind it does not know). A long match repeats the same body
-thousands of times (the same evaluation of the same milestone, the same failure, the same charge), so most
-lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is never shared.
+once per distinct body: for the fold by msgspec, into its event's mirror (`fold_events`), and for an event
+asked for by pydantic-core's JSON validation of the line as its kind's event class (what the event union
+picks; the union itself for a kind it does not know), which also judges any line msgspec refuses. A long match
+repeats the same body thousands of times (the same evaluation of the same milestone, the same failure, the
+same charge), so most lines cost a dictionary look-up. A body that names a stamp itself (a duplicate key) is
+never shared.
 Any other line (another writer's key order, a blank line, a damaged record) goes through the strict reader
 of `event_log`, which also words every error.
 
@@ -28,6 +30,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import NamedTuple, overload
 
 from aoe_tui.domain.events import EVENT_ADAPTER, EVENT_CLASSES, SCHEMA_VERSION, EventBase, parse_event
+from aoe_tui.store.fold_events import FoldStep, decode_all_for_fold, decode_for_fold, fold_of
 
 # The recorder's line: the envelope, then the body (the newline included). One regular expression takes it
 # apart in one C call: a quarter cheaper than cutting and checking its parts in Python, per line of a long log.
@@ -75,9 +78,20 @@ class BodyDecoder:
             return self.first_sight(line, body, int(sequence), int(elapsed))
         return event, int(sequence), int(elapsed)
 
-    def shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
-        """The event of a recorder-shaped line whose body may stand for every line with that body (`LineChunk`'s
-        new lines), or None: the line does not validate, or its body names a stamp (the strict reader's)."""
+    def fold_step(self, line: bytes, body: int, sequence: int, elapsed_ms: int) -> FoldStep | None:
+        """What the fold folds for a recorder-shaped line whose body (from index `body`) may stand for every line
+        with that body (`LineChunk`'s new lines), and its fold; or None: the line does not validate, or its body
+        names a stamp (the strict reader's). The body is decoded into its event's mirror (`fold_events`: a
+        fraction of pydantic's cost, which a log of ever new bodies pays on every line); a line msgspec refuses
+        is the event classes' to judge."""
+        mirror = decode_for_fold(b"{" + line[body:])
+        if mirror is None:
+            event = self._shared(line, line[body:], sequence, elapsed_ms)
+            return None if event is None else (event, fold_of(event))
+        return mirror, fold_of(mirror)
+
+    def _shared(self, line: bytes, body: bytes, sequence: int, elapsed_ms: int) -> EventBase | None:
+        """The event of a line whose body may stand for every line with that body, or None (as `fold_step`)."""
         if body not in self.bodies and self.first_sight(line, body, sequence, elapsed_ms) is None:
             return None
         return self.bodies.get(body)
@@ -93,9 +107,13 @@ class BodyDecoder:
             return None  # not what the envelope said (a stamp inside the body won)
         if len(self.bodies) >= BODY_CACHE_LIMIT:
             self.bodies.clear()
-        names_a_stamp = b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
-        self.bodies[body] = None if names_a_stamp else event
+        self.bodies[body] = None if _names_a_stamp(body) else event
         return event, sequence, elapsed_ms
+
+
+def _names_a_stamp(body: bytes) -> bool:
+    """Whether a body names a stamp itself (a duplicate key): its lines are only the strict reader's."""
+    return b'"sequence"' in body or b'"elapsed_ms"' in body or b'"schema_version"' in body
 
 
 def _validate(line: bytes, body: bytes) -> EventBase:
@@ -111,15 +129,17 @@ def _validate(line: bytes, body: bytes) -> EventBase:
 class LineChunk(NamedTuple):
     """Lines in the recorder's shape, each with its sequence and clock checked against the last (`split_lines`):
     where each starts, its clock, and its body's number (bodies are numbered from 0 in order of first sight);
-    `new`: the first line of each body first seen here (its index in the chunk, the line, where its body
-    starts in it), in their numbers' order; `fresh`: the numbers start
-    over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`: where the next line starts
-    (after the last chunk: where the recorder's shape ends, the rest being the strict reader's)."""
+    `new`: the first line of each body first seen here (its index in the chunk), in their numbers' order, and
+    `new_bodies` their bodies as one JSON array of objects (decoded in one call: `LogLines.fold_steps`);
+    `fresh`: the numbers start over at this chunk (the splitter forgot its bodies: `BODY_CACHE_LIMIT`); `end`:
+    where the next line starts (after the last chunk: where the recorder's shape ends, the rest being the
+    strict reader's)."""
 
     starts: array
     elapsed: array
     numbers: array
-    new: list[tuple[int, bytes, int]]
+    new: array
+    new_bodies: bytes
     fresh: bool
     end: int
 
@@ -133,8 +153,13 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
     not in that shape, skips a sequence or goes back in time (the last chunk may be empty)."""
     numbers: dict[bytes, int] = {}
     match, expected, last_ms, offset = RECORDER_LINE.match, 0, -(2**63), 0
-    new: list[tuple[int, bytes, int]] = []
+    new, new_bodies = array("I"), list[bytes]()
     starts, elapsed, bodies, fresh = array("Q"), array("q"), array("I"), False
+
+    def chunk() -> LineChunk:
+        objects = b"[{%s]" % b",{".join(new_bodies) if new_bodies else b"[]"  # a body is its object but the `{`
+        return LineChunk(starts, elapsed, bodies, new, objects, fresh, offset)
+
     for raw in io.BytesIO(data):
         parts = match(raw)
         if parts is None:
@@ -146,19 +171,27 @@ def split_lines(data: bytes) -> Generator[LineChunk, None, None]:
         number = numbers.get(body)
         if number is None:
             if len(numbers) >= BODY_CACHE_LIMIT:  # a log of ever new bodies: the numbers start over
-                yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
-                starts, elapsed, bodies, new, fresh = array("Q"), array("q"), array("I"), [], True
+                yield chunk()
+                starts, elapsed, bodies, new, new_bodies, fresh = (
+                    array("Q"),
+                    array("q"),
+                    array("I"),
+                    array("I"),
+                    [],
+                    True,
+                )
                 numbers.clear()
             number = numbers[body] = len(numbers)
-            new.append((len(bodies), raw, parts.start(3)))
+            new.append(len(bodies))
+            new_bodies.append(body)
         starts.append(offset)
         elapsed.append(elapsed_ms)
         bodies.append(number)
         expected, last_ms, offset = expected + 1, elapsed_ms, offset + len(raw)
         if expected % CHUNK_LINES == 0:
-            yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
-            starts, elapsed, bodies, new, fresh = array("Q"), array("q"), array("I"), [], False
-    yield LineChunk(starts, elapsed, bodies, new, fresh, offset)
+            yield chunk()
+            starts, elapsed, bodies, new, new_bodies, fresh = array("Q"), array("q"), array("I"), array("I"), [], False
+    yield chunk()
 
 
 class LogLines(Sequence[EventBase]):
@@ -200,6 +233,23 @@ class LogLines(Sequence[EventBase]):
         start = self.starts[index]
         end = self.data.find(b"\n", start)
         return self.data[start : end if end >= 0 else len(self.data)]
+
+    def fold_steps(self, chunk: LineChunk, first: int) -> list[FoldStep | None]:
+        """What the fold folds for each body first seen in `chunk` (whose lines are events `first` on), and how
+        (`BodyDecoder.fold_step`), in their numbers' order: all of them decoded by msgspec in one call, which is
+        most of the load of a log of ever new bodies; line by line when it refuses one (which may be the strict
+        reader's to refuse)."""
+        steps = decode_all_for_fold(chunk.new_bodies)
+        if steps is not None:
+            return steps
+        steps = []
+        for at in chunk.new:
+            end = chunk.starts[at + 1] if at + 1 < len(chunk.starts) else chunk.end
+            line = self.data[chunk.starts[at] : end]
+            parts = RECORDER_LINE.match(line)
+            assert parts is not None  # the splitter took it
+            steps.append(self.decoder.fold_step(line, parts.start(3), first + at, chunk.elapsed[at]))
+        return steps
 
     def split(self, index: int) -> Split:
         """Event `index` taken apart: what a fold needs, without stamping a copy."""

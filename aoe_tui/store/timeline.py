@@ -23,9 +23,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from aoe_tui.domain.events import EventBase
-from aoe_tui.domain.reducer import HANDLERS, apply_at
+from aoe_tui.domain.reducer import apply_at
 from aoe_tui.domain.world import World
 from aoe_tui.store.event_log import ScanPoint, scan_log
+from aoe_tui.store.fold_events import FoldStep
 from aoe_tui.store.log_lines import LogLines, Split, Splitter, split_lines
 from aoe_tui.store.markers import MarkerFinder
 
@@ -123,10 +124,6 @@ class TimelineBatch(NamedTuple):
     read_bytes: int
 
 
-def _ignored(world: World, event: EventBase) -> None:
-    """The fold of an event the world does not change with."""
-
-
 class TimelineIndex:
     def __init__(
         self,
@@ -173,8 +170,8 @@ class TimelineIndex:
         # call and a look-up per event were a tenth of the fold), the chunk's starts and clocks taken whole;
         # from the first line that is not in the recorder's shape, does not validate or breaks a rule,
         # `scan_log` reads the rest (and words any error).
-        known: list[tuple[EventBase, Callable[[World, EventBase], object]] | None] = []  # (event, its fold)
-        shared = lines.decoder.shared
+        known: list[FoldStep | None] = []  # by body number: (what is folded, its fold)
+        fold_steps = lines.fold_steps
         expected, offset = 0, 0
         every, size = index.keyframe_every, max(len(data), 1)
         # The read makes millions of short-lived objects and keeps almost nothing: the cycle collector
@@ -187,9 +184,7 @@ class TimelineIndex:
                 if chunk.fresh:
                     known.clear()
                 first = expected
-                for at, line, body in chunk.new:
-                    event = shared(line, line[body:], first + at, chunk.elapsed[at])
-                    known.append(None if event is None else (event, HANDLERS.get(type(event), _ignored)))
+                known.extend(fold_steps(chunk, first))
                 for elapsed_ms, number in zip(chunk.elapsed, chunk.numbers):
                     step = known[number]
                     if step is None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import fcntl
+import gc
 import io
 import mmap
 import os
@@ -145,6 +146,9 @@ def split_in_a_child(data: bytes) -> Generator[LineChunk, None, None]:
     splitter did not take."""
 
     def split(connection: Connection) -> None:
+        # It keeps nothing but its bodies' numbers: the cycle collector, run by its millions of short-lived
+        # objects, found no garbage and cost a fifth of a log of ever new bodies.
+        gc.disable()
         for chunk in split_lines(data):
             connection.send_bytes(pickle.dumps(chunk, pickle.HIGHEST_PROTOCOL))
 

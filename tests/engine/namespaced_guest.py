@@ -166,6 +166,20 @@ class NamespacedGuest:
         )
         self._shim("systemctl", _SYSTEMCTL.format(fake=self.fake, root=self.root, env=env, commands=commands))
         self.holder = subprocess.Popen(["unshare", "-rn", "bash", "-c", "ip link set lo up && exec sleep infinity"])
+        self._wait_for_namespace()
+
+    def _wait_for_namespace(self) -> None:
+        """Until the holder runs `sleep` (so it has unshared and brought lo up): a command entered earlier would
+        join the host's own namespaces, or fail (seen once in CI, under load)."""
+        deadline = time.monotonic() + 20
+        comm = Path(f"/proc/{self.holder.pid}/comm")
+        while time.monotonic() < deadline:
+            if self.holder.poll() is not None:
+                raise AssertionError(f"the test guest's namespace holder exited {self.holder.returncode}")
+            if comm.read_text().strip() == "sleep":
+                return
+            time.sleep(0.01)
+        raise AssertionError("the test guest's namespace holder never got its namespace")
 
     def _install(self) -> None:
         """Every provisioned file where the referee's provisioning puts it, with its mode."""

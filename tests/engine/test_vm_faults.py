@@ -19,7 +19,6 @@ from tests.fixture_paths import PROJECT
 
 pytestmark = pytest.mark.vm
 MATCH_TIMEOUT_S = 900
-BASE_PORT = 30400  # this module's loopback range: 30400-30403 (the killed match's, then the next one's)
 SERVICES = str(PROJECT / "scripts" / "services")
 DAEMON_DOWN_S = 5
 
@@ -98,19 +97,17 @@ def test_libvirtd_gone_past_the_bound_aborts_naming_libvirt_and_kills_its_guests
     assert domains_of(match_dir) == []
 
 
-def test_a_killed_referees_guests_are_reaped_by_the_next_run_on_their_ports_which_says_so_and_finishes(arena, tmp_path):
+def test_a_killed_referees_guests_are_reaped_by_the_next_run_which_says_so_and_finishes(arena, tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    # Both on the same --base-port: the stranded guests hold those ports until the second run reaps them.
-    ports = ("--base-port", str(BASE_PORT))
-    killed = start_headless(arena, first, *ports)
+    killed = start_headless(arena, first)
     wait_for_line(killed, "started adapter", timeout=MATCH_TIMEOUT_S)
     killed.send_signal(signal.SIGKILL)
     killed.communicate(timeout=60)
     stranded = domains_of(only_match_in(first))
     assert len(stranded) == 2, stranded
-    process = start_headless(arena, second, *ports)
+    process = start_headless(arena, second)
     output, _ = process.communicate(timeout=MATCH_TIMEOUT_S)
     assert process.returncode == 0, output[-3000:]
     reaped = [line for line in output.splitlines() if "reaped" in line]

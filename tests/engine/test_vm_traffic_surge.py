@@ -39,6 +39,7 @@ LOST = re.compile(
     r"GET /priority/restart-[0-9a-f]{16} returned 404, expected 200"
 )
 NOTHING_LISTENING = ("curl: (52) Empty reply from server", "curl: (56) Recv failure: Connection reset by peer")
+SURGE_DROPPED = "the optional surge did not hold"  # the builder restarted its app during an attempt
 TERRITORIES = ("surge-one", "surge-two", "surge-three")
 
 
@@ -99,7 +100,7 @@ def test_a_serial_server_stops_at_priority_first_surge_with_curls_timeout(race):
     details = failure_details(match, "surge-two", "priority-first-surge")
     # While the builder restarts its app nothing listens for a moment: the forward then closes the connection.
     assert details and TIMED_OUT.fullmatch(details[-1]), details
-    assert all(TIMED_OUT.fullmatch(d) or d in NOTHING_LISTENING for d in details), details
+    assert all(TIMED_OUT.fullmatch(d) or d in NOTHING_LISTENING or d.startswith(SURGE_DROPPED) for d in details), details
 
 
 def test_state_under_run_survives_the_restart_not_the_reboot(race):

@@ -33,6 +33,17 @@ spread() { jq '.start_spread_ms // null' "$LOAD_REPORT"; }
 # connect behind all of them, in order): evidence that the priority write really queued behind the burst.
 connected() { jq '.load_connected // 0' "$LOAD_REPORT"; }
 
+# surge_cut I: the first request of the burst that the service dropped or refused (curl's words, not a timeout)
+# before request I was answered, as "optional request N: ERROR"; nothing when the surge held until then. A
+# service restarting drops its queued connections and then answers the next one at once: that answer came
+# after no surge at all, so it proves nothing about priority under one.
+surge_cut() {
+  jq -r --argjson i "$1" '.requests[$i] as $r | [.load[] | select(.status == "000"
+    and ((.error // "") | startswith("curl: (") and (startswith("curl: (28)") | not))
+    and .started_ms + .elapsed_ms <= $r.started_ms + $r.elapsed_ms)] | first // empty
+    | "optional request \(.i): \(.error)"' "$LOAD_REPORT"
+}
+
 # answered I: fail with curl's own words when request I got no answer (status 000), else print its status.
 answered() {
   local status

@@ -253,7 +253,9 @@ async def test_a_burst_of_1000_requests_is_mostly_refused_429_and_never_slows_or
                 b_elapsed = time.monotonic() - b_started
                 statuses = await asyncio.gather(*burst)
         assert b_response.status_code == 200, b_response.text
-        assert b_elapsed < 2.0
+        # B's round takes 0.2 s upstream; queued behind A's thousand (8 at a time, 0.2 s each) it would take 25 s.
+        # The bound leaves room for the test's own client, which shares the loop with the gateway on a loaded host.
+        assert b_elapsed < 3.0
         assert set(statuses) <= {200, 429}
         assert statuses.count(429) >= 900
         assert statuses.count(200) <= 40  # at most the bucket's burst (it refills 20/s over a burst's second)

@@ -5,6 +5,7 @@ is the arena's fault (exit 2), never a crash."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -246,7 +247,10 @@ def test_the_priority_write_queues_behind_the_whole_burst_at_a_forwarded_port():
             _Handler.arrivals = []
             report = run_plan(forward.url, parse_plan(SURGE))
             [put] = report.requests
-            assert put.status == "000" and put.error.startswith("curl: (28) Operation timed out after 15"), put
+            # cut at its 1.5 s, give or take a loaded host's scheduling
+            assert put.status == "000" and re.match(r"curl: \(28\) Operation timed out after 1[5-9]\d\d ", put.error), (
+                put
+            )
             assert report.load_connected == 8 and report.start_spread_ms < 50, report
     finally:
         forward.listener.close()

@@ -174,18 +174,22 @@ async def test_a_serial_server_with_a_shorter_sleep_stops_at_priority_first_surg
     assert outcome.verdict == "failed" and TIMED_OUT.fullmatch(outcome.detail), outcome.detail
 
 
-async def test_a_priority_write_answered_after_the_surge_was_dropped_proves_nothing(guest):
-    """A serial server restarting drops the queued surge and answers the next connection at once (seen once in
-    CI on a real guest): the fast 204 came after no surge at all, so the milestone fails naming the dropped one."""
+def _answer_optional_with(guest, body: str) -> None:
+    """The arena's app, its optional handler (0.45 s, then `optional:<id>`) replaced by `body`, restarted."""
     app = guest.path("/opt/traffic-surge/app.py")
     source = app.read_text().replace(
-        'time.sleep(0.45)\n            return self.answer(200, f"optional:{key}".encode())',
-        "self.close_connection = True\n            return None",
+        'time.sleep(0.45)\n            return self.answer(200, f"optional:{key}".encode())', body
     )
     assert source != app.read_text()
     app.write_text(source)
     assert guest.run("systemctl restart traffic-surge.service").returncode == 0
     guest.wait_listening(8080)
+
+
+async def test_a_priority_write_answered_after_the_surge_was_dropped_proves_nothing(guest):
+    """A serial server restarting drops the queued surge and answers the next connection at once (seen once in
+    CI on a real guest): the fast 204 came after no surge at all, so the milestone fails naming the dropped one."""
+    _answer_optional_with(guest, "self.close_connection = True\n            return None")
     outcome = await guest.verify("priority-first-surge")
     assert outcome.verdict == "failed"
     assert re.fullmatch(
@@ -216,15 +220,7 @@ async def test_state_under_run_passes_the_restart_and_fails_the_reboot(guest):
 
 async def test_a_wrong_optional_body_is_named_literally(guest):
     """Bytes from the guest reach a detail bounded (60 characters) and escaped, never as control sequences."""
-    app = guest.path("/opt/traffic-surge/app.py")
-    source = app.read_text().replace(
-        'time.sleep(0.45)\n            return self.answer(200, f"optional:{key}".encode())',
-        'return self.answer(200, b"optional:\\x1b[31m" + b"x" * 100000)',
-    )
-    assert source != app.read_text()
-    app.write_text(source)
-    assert guest.run("systemctl restart traffic-surge.service").returncode == 0
-    guest.wait_listening(8080)
+    _answer_optional_with(guest, 'return self.answer(200, b"optional:\\x1b[31m" + b"x" * 100000)')
     outcome = await guest.verify("bounded-optional")
     assert outcome.verdict == "failed" and outcome.detail == (
         'optional request 1 was served with body "optional:\\u001b[31m' + "x" * 46 + '" instead of optional:bounded-1'

@@ -100,7 +100,9 @@ def test_a_serial_server_stops_at_priority_first_surge_with_curls_timeout(race):
     details = failure_details(match, "surge-two", "priority-first-surge")
     # While the builder restarts its app nothing listens for a moment: the forward then closes the connection.
     assert details and TIMED_OUT.fullmatch(details[-1]), details
-    assert all(TIMED_OUT.fullmatch(d) or d in NOTHING_LISTENING or d.startswith(SURGE_DROPPED) for d in details), details
+    assert all(TIMED_OUT.fullmatch(d) or d in NOTHING_LISTENING or d.startswith(SURGE_DROPPED) for d in details), (
+        details
+    )
 
 
 def test_state_under_run_survives_the_restart_not_the_reboot(race):

@@ -136,7 +136,10 @@ class EventLogWriter:
         self._size = 0  # the bytes of whole events: where a refused write is cut back to
         self.failure: LogWriteFailed | None = None
         self._syncer = _Syncer(self._file.fileno())
-        weakref.finalize(self, self._syncer.abandon)
+        # Detached at close: the registry of finalizers is global and holds the syncer, whose thread holds the
+        # sys.stderr of its start (a running app's print capture, the app, the match that owns this writer): kept
+        # after close, every match of a process stayed in memory for good.
+        self._abandon_if_dropped = weakref.finalize(self, self._syncer.abandon)
 
     def append(self, event: EventBase) -> EventBase:
         if self.failure is not None:
@@ -185,6 +188,7 @@ class EventLogWriter:
 
     def close(self) -> None:
         if self._file is not None:
+            self._abandon_if_dropped.detach()
             self._syncer.stop()
             try:
                 os.fsync(self._file.fileno())

@@ -3,9 +3,11 @@
 import gc
 import json
 import os
+import sys
 import threading
 import time
 import types
+import weakref
 
 import pytest
 
@@ -132,3 +134,24 @@ def test_a_writer_dropped_without_close_leaves_no_syncer_behind(tmp_path):
     while any(thread.is_alive() for thread in own) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(thread.is_alive() for thread in own)
+
+
+def test_a_closed_writer_keeps_nothing_alive_through_its_syncer(tmp_path, monkeypatch):
+    """The syncer's thread keeps the sys.stderr of its start: under a running app that is the app's print capture,
+    which holds the app and the match that owns the writer. Closed, the writer leaves nothing in Python's global
+    registry of finalizers: before, every match a process ran (a series, a cup) stayed in memory for good."""
+
+    class Owner:  # the app and its match
+        pass
+
+    owner = Owner()
+    capture = types.SimpleNamespace(owner=owner, write=lambda text: len(text), flush=lambda: None)
+    with monkeypatch.context() as patched:
+        patched.setattr(sys, "stderr", capture)
+        owner.writer = EventLogWriter(tmp_path / "events.jsonl")
+    owner.writer.append(make_event("match_paused", 0, 0))
+    owner.writer.close()
+    gone = weakref.ref(owner)
+    del owner, capture
+    gc.collect()
+    assert gone() is None

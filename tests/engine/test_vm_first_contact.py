@@ -24,11 +24,13 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from aoe_tui.domain import conquest as cq
+from aoe_tui.domain.events import ResourcesChanged
 from aoe_tui.domain.manifest import Manifest
 from aoe_tui.domain.reducer import reduce
 from aoe_tui.engine.recorder import Progress
@@ -166,15 +168,15 @@ def test_the_defenders_survive_and_the_end_is_last_standing_or_the_timer_ranking
         return
     assert world.finish_reason == "match timer expired"
     replayed, machines = cq.replay_transitions(events, 3, WINDOW_SECONDS * 1000)
-    ledger = cq.Ledger()
-    for event in events:
-        ledger.apply(event)
+    uptime = Counter(
+        e.territory for e in events if isinstance(e, ResourcesChanged) and e.reason == cq.HEALTHY_TICK_REASON
+    )
     standings = [
         cq.Standing(
             t,
             machines[t].out,
-            ledger.uptime_ticks.get(t, 0),
-            ledger.resources[t],
+            uptime[t],
+            world.territories[t].resources,
             machines[t].degraded_time_ms(world.elapsed_ms),
         )
         for t in TOKENS
